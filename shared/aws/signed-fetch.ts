@@ -114,12 +114,14 @@ export class AwsClient {
    * network failures; any other non-2xx answer throws an AwsHttpError. Once `signal` is aborted
    * no attempt (a retry included) is sent, and the one in flight is abandoned (its answer, body
    * included, is not waited for: until 2026-12-06 a call whose answer never came held its caller
-   * past the request's 503): its reason is thrown.
+   * past the request's 503): its reason is thrown. `onFailure` is told each failed attempt's error
+   * (an AwsHttpError, or the network's), the retried ones too: a caller that must know what every
+   * attempt met (ECS RunTask: whether any may have started a task) reads them there.
    */
   async send(
     method: 'GET' | 'PUT' | 'DELETE' | 'POST',
     path: string,
-    init: { headers?: Record<string, string>; body?: Uint8Array | string; signal?: AbortSignal | undefined } = {},
+    init: { headers?: Record<string, string>; body?: Uint8Array | string; signal?: AbortSignal | undefined; onFailure?: (failure: unknown) => void } = {},
   ): Promise<Response> {
     const body = typeof init.body === 'string' ? new TextEncoder().encode(init.body) : init.body;
     return withRetry<Response>({ attempts: this.maxAttempts, baseMs: 100, jitter: 'full' }, async () => {
@@ -149,6 +151,7 @@ export class AwsClient {
       // An error answer whose body the abort cut off reads as empty (no code): not the service's
       // answer, the abort's (until 2026-12-06 a Cognito 400 cut so was thrown as Http400, a 500).
       init.signal?.throwIfAborted();
+      init.onFailure?.(error);
       return { failure: error, retryable: !res || res.status >= 500 || res.status === 429 || (error instanceof AwsHttpError && RETRYABLE_CODES.has(error.code)) };
     });
   }

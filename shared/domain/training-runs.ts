@@ -296,18 +296,26 @@ export async function requeueBusyRun(c: Pick<ConsoleStore, 'update' | 'appendLog
  * BUSY_RETRIES (`_busy_retries`, as `requeueBusyRun`: a run of a container task then gets a new
  * task, `taskToken`); past them, it ends the run Failed (`busyFailure`). Only a run that is the
  * caller's: in the worker, one no task has claimed (a claimed run is its task's, which the
- * message's next delivery or the task sweep follow); in a task (`asTask`), one its task claimed,
- * the claim dropped (the task exits). Answers whether it marked or ended the run; false for an
+ * message's next delivery or the task sweep follow); with `asTask`, one claimed for a container
+ * task whose claim is not confirmed, the claim dropped: in the task (it exits), or in the worker
+ * whose launch of the task was refused for load, no task started (`placeRun`, LaunchThrottled:
+ * only its own `claim`, still unconfirmed). Answers whether it marked or ended the run; false for an
  * error that is not busy, a run not as above, or when its own read or write failed (the caller
  * goes on as before: thrown). Never throws.
  */
-export async function deferBusyStart(c: Pick<ConsoleStore, 'get' | 'update' | 'appendLog'>, tenant: string, jobName: string, error: unknown, opts: { asTask?: boolean } = {}): Promise<boolean> {
+export async function deferBusyStart(
+  c: Pick<ConsoleStore, 'get' | 'update' | 'appendLog'>,
+  tenant: string,
+  jobName: string,
+  error: unknown,
+  opts: { asTask?: boolean; claim?: RunTask } = {},
+): Promise<boolean> {
   if (!serviceBusy(error)) return false;
   const why = error instanceof Error ? error.message : String(error);
   try {
     return await withRetry<boolean>(BUSY_WRITE_RETRY, async () => {
       try {
-        return { value: await deferOnce(c, tenant, jobName, why, opts.asTask ?? false) };
+        return { value: await deferOnce(c, tenant, jobName, why, opts.asTask ?? false, opts.claim) };
       } catch (e) {
         return { failure: e, retryable: serviceBusy(e) };
       }
@@ -318,9 +326,11 @@ export async function deferBusyStart(c: Pick<ConsoleStore, 'get' | 'update' | 'a
   }
 }
 
-async function deferOnce(c: Pick<ConsoleStore, 'get' | 'update' | 'appendLog'>, tenant: string, jobName: string, why: string, asTask: boolean): Promise<boolean> {
+async function deferOnce(c: Pick<ConsoleStore, 'get' | 'update' | 'appendLog'>, tenant: string, jobName: string, why: string, asTask: boolean, mine?: RunTask): Promise<boolean> {
   const job = await c.get<TrainingRun>(tenant, 'job', trainingRunId(jobName));
   if (job?.status !== 'Queued' || (asTask ? !job.task : job.task)) return false;
+  // Only that claim, still unconfirmed (a later delivery's claim, or its task's, is not the caller's to drop).
+  if (mine && (job.task?.runner !== mine.runner || job.task.claimed_at !== mine.claimed_at || job.task.ref !== undefined)) return false;
   const claim = job.task ? { 'task.runner': job.task.runner, 'task.claimed_at': job.task.claimed_at, 'task.ref': job.task.ref } : { task: undefined };
   const expect = { status: 'Queued', _busy_retries: job._busy_retries, ...claim };
   const done = job._busy_retries ?? 0;

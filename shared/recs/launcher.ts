@@ -12,10 +12,10 @@ import { promisify } from 'node:util';
 import { createHash } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import * as z from 'zod/mini';
-import { AwsClient } from '../aws/signed-fetch.ts';
+import { AwsClient, AwsHttpError } from '../aws/signed-fetch.ts';
 import { config, type TrainingTaskSettings } from '../config.ts';
 import type { ConsoleStore } from '../domain/console-records.ts';
-import { endInterruptedRun, sendRun, trainingRunId, UNSENT_RUN_GRACE_SECONDS, type RunTask, type TrainingRun, WORKER_RUN_LOST_SECONDS } from '../domain/training-runs.ts';
+import { deferBusyStart, endInterruptedRun, sendRun, trainingRunId, UNSENT_RUN_GRACE_SECONDS, type RunTask, type TrainingRun, WORKER_RUN_LOST_SECONDS } from '../domain/training-runs.ts';
 import type { EventStore } from '../domain/types.ts';
 import type { WorkQueue } from '../queue/messages.ts';
 import { logger } from '../observability.ts';
@@ -27,7 +27,21 @@ import { logger } from '../observability.ts';
  */
 export type TaskState = { state: 'running' } | { state: 'stopped' | 'gone'; reason: string };
 
-/** Starts a run's task; resolves once it started (not when it ends) with the task's id. */
+/**
+ * A launch its runner refused for load on every attempt (ECS RunTask answered ThrottlingException
+ * each time): no task was started. `refusal` is the last refusal.
+ */
+export class LaunchThrottled extends Error {
+  override name = 'LaunchThrottled';
+  constructor(readonly refusal: unknown) {
+    super(refusal instanceof Error ? refusal.message : String(refusal));
+  }
+}
+
+/**
+ * Starts a run's task; resolves once it started (not when it ends) with the task's id. Rejects with
+ * LaunchThrottled only when surely no task started.
+ */
 export interface TaskLauncher {
   /** `ecs` or `child-process`, as the run's log and record say. */
   readonly runner: string;
@@ -122,6 +136,17 @@ export async function placeRun(
   try {
     ref = await opts.launcher.launch({ tenant, jobName, token });
   } catch (e) {
+    if (e instanceof LaunchThrottled) {
+      // Refused for load, no task started: a busy start, as a busy table's or S3's before the run
+      // starts (until 2026-12-07 it ended the run Failed, "could not be started"): its claim
+      // dropped, the run is sent again by the maintenance pass in a few minutes for a new task (a
+      // new token), counting as one of its BUSY_RETRIES (past them, Failed). Not deferred (the run
+      // moved meanwhile, or the deferral's own writes failed), the claim stays unconfirmed, and
+      // the pass sends the run again once it is UNCONFIRMED_CLAIM_SECONDS old (same token).
+      // Another error may have left a task started (a 5xx, an answer lost): ended Failed as before.
+      await deferBusyStart(c, tenant, jobName, e.refusal, { asTask: true, claim });
+      return 'task';
+    }
     const message = `The training task could not be started: ${e instanceof Error ? e.message : String(e)}`;
     if (await c.update(tenant, 'job', id, { status: 'Failed', finished_at: now(), error: message }, { status: 'Queued' })) await log(`Failed: ${message}`);
     return 'task';
@@ -286,10 +311,20 @@ export function ecsLauncher(task: TrainingTaskSettings, region: string, client =
           ],
         },
       };
-      const res = await client.send('POST', '/', {
-        headers: { 'content-type': 'application/x-amz-json-1.1', 'x-amz-target': 'AmazonEC2ContainerServiceV20141113.RunTask' },
-        body: JSON.stringify(body),
-      });
+      // Each attempt's failure: only when ECS refused every one for load did it surely start nothing
+      // (a 5xx or a dropped answer may have started a task, which a later attempt's throttling hides).
+      const failures: unknown[] = [];
+      let res: Response;
+      try {
+        res = await client.send('POST', '/', {
+          headers: { 'content-type': 'application/x-amz-json-1.1', 'x-amz-target': 'AmazonEC2ContainerServiceV20141113.RunTask' },
+          body: JSON.stringify(body),
+          onFailure: (f) => failures.push(f),
+        });
+      } catch (e) {
+        if (failures.length > 0 && failures.every((f) => f instanceof AwsHttpError && f.code === 'ThrottlingException')) throw new LaunchThrottled(e);
+        throw e;
+      }
       const answer = z.parse(runTaskAnswer, await res.json());
       const arn = answer.tasks?.[0]?.taskArn;
       if (!arn) throw new Error(`ECS started no task: ${(answer.failures ?? []).map((f) => `${f.reason ?? ''} ${f.detail ?? ''}`.trim()).join('; ') || 'no reason given'}`);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { readConfig } from '../../shared/config.ts';
-import { trainingRunId, UNSENT_RUN_GRACE_SECONDS, type TrainingRun } from '../../shared/domain/training-runs.ts';
+import { BUSY_RETRIES, trainingRunId, UNSENT_RUN_GRACE_SECONDS, type TrainingRun } from '../../shared/domain/training-runs.ts';
 import {
   childProcessLauncher,
   ecsLauncher,
@@ -14,7 +14,9 @@ import {
   type TaskLauncher,
   type TaskState,
 } from '../../shared/recs/launcher.ts';
-import type { AwsClient } from '../../shared/aws/signed-fetch.ts';
+import { AwsClient } from '../../shared/aws/signed-fetch.ts';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { spawn } from 'node:child_process';
 import { Worker } from 'node:worker_threads';
 import { queuedRun } from '../helpers/fixtures.ts';
@@ -440,5 +442,63 @@ describe('a local restart', () => {
       expect(c.rec.status).toBe(job.status);
     }
     expect(sent).toEqual([]);
+  });
+});
+
+describe('an ECS RunTask refused for load', () => {
+  const settings = { clusterArn: 'arn:aws:ecs:eu-west-1:1:cluster/c', taskDefinitionArn: 'arn:td', containerName: 'train', subnets: ['s'], securityGroups: ['g'] };
+  /** ECS on a local port, answering each RunTask with the next of `answers` (status and body), the last one from then on. */
+  async function ecs(answers: [number, object][]) {
+    let calls = 0;
+    const server = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        const [status, body] = answers[Math.min(calls++, answers.length - 1)] as [number, object];
+        res.writeHead(status, { 'content-type': 'application/x-amz-json-1.1' }).end(JSON.stringify(body));
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const client = new AwsClient(
+      { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, region: 'eu-west-1', service: 'ecs' },
+      { credentials: { accessKeyId: 'AKIDTEST', secretAccessKey: 'secret' } },
+    );
+    return { launcher: ecsLauncher(settings, 'eu-west-1', client), calls: () => calls, close: () => new Promise((r) => server.close(r)) };
+  }
+  const throttled: [number, object] = [400, { __type: 'ThrottlingException', message: 'Rate exceeded' }];
+  const unavailable: [number, object] = [503, { __type: 'ServiceUnavailableException', message: 'Service unavailable' }];
+
+  it('throttled on every attempt: no task started, so the run is sent again for a new task (a busy start), not ended Failed', async () => {
+    const e = await ecs([throttled]);
+    try {
+      const c = fakeConsole(queued());
+      expect(await placeRun({ console: c, events: events(100) }, 'acme', 'job-7', { minEvents: 100, launcher: e.launcher })).toBe('task');
+      expect(e.calls()).toBe(3);
+      // Until 2026-12-07: Failed, "The training task could not be started".
+      expect(c.rec).toMatchObject({ status: 'Queued', _busy_retries: 1, _unsent_since: expect.any(Number), error: null });
+      expect(c.rec.task).toBeUndefined();
+      expect(c.logs.at(-1)).toMatch(
+        /^A service the run needs was busy before it started \(ThrottlingException \(HTTP 400\): Rate exceeded\): its start is tried again in a few minutes \(retry 1 of 3\)$/,
+      );
+      // Past its retries, a throttled start ends it Failed, saying so.
+      const spent = fakeConsole({ ...queued(), _busy_retries: BUSY_RETRIES });
+      expect(await placeRun({ console: spent, events: events(100) }, 'acme', 'job-7', { minEvents: 100, launcher: e.launcher })).toBe('task');
+      expect(spent.rec).toMatchObject({ status: 'Failed', error: expect.stringMatching(/stayed busy \(throttled\)/) });
+    } finally {
+      await e.close();
+    }
+  });
+
+  it('unavailable, or throttled only after an attempt that may have started a task: ended Failed as before (a deferral would start a second task)', async () => {
+    for (const answers of [[unavailable], [unavailable, throttled]]) {
+      const e = await ecs(answers);
+      try {
+        const c = fakeConsole(queued());
+        expect(await placeRun({ console: c, events: events(100) }, 'acme', 'job-7', { minEvents: 100, launcher: e.launcher })).toBe('task');
+        expect(e.calls()).toBe(3);
+        expect(c.rec).toMatchObject({ status: 'Failed', error: expect.stringMatching(/^The training task could not be started: /) });
+      } finally {
+        await e.close();
+      }
+    }
   });
 });
