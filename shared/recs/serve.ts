@@ -190,7 +190,12 @@ export async function recommend(deps: RecsDeps, tenant: string, q: Recommendatio
       if (more.ranked.length < more.pool) break;
       pool = more.pool;
     }
-    const eligible = await stillEligible(catalog, ordered.slice(0, q.limit), q.category, plan);
+    // The exposure's write (begun once the request was accepted) ends first: the page is checked
+    // against the catalog after the request's last wait, and nothing is awaited from that check to
+    // the answer (an item deactivated while the write or a deeper pool's popularity was awaited
+    // was served until 2026-12-07).
+    await planned?.recorded;
+    const eligible = await stillEligible(catalog, ordered, q.limit, q.category, plan);
     const listed = eligible.map(({ r, item }, k) => ({
       object: 'recommendation' as const,
       item_id: String(r.id),
@@ -211,7 +216,6 @@ export async function recommend(deps: RecsDeps, tenant: string, q: Recommendatio
     // candidate); personal when a personal candidate of any pool is (until 2026-12-05 the first
     // pool's strategy, popular when only a deeper pool held personal candidates). Of those answered.
     const strategy = shown.some(({ r }) => personal(r.id)) ? (anchorId !== undefined ? 'similar' : 'personalized') : 'popular';
-    await planned?.recorded;
     // Ranked after the deadline, which answered 503 already: not served either.
     deadlineSignal()?.throwIfAborted();
     return coreList(
@@ -254,14 +258,17 @@ async function anchoredCatalog(deps: RecsDeps, tenant: string, served: Catalog, 
 }
 
 /**
- * The page's recommendations with the versions of their items shown: the catalog's; or, when it
- * is `behind` (served before its container read every change since the index build), the
- * table's, leaving out items deleted, deactivated or moved out of the category asked for since,
- * which recommendations never show. The page may then hold fewer than `limit`.
+ * The first `limit` of the ordered candidates still eligible, with the versions of their items
+ * shown, leaving out items deleted, deactivated or moved out of the category asked for since they
+ * were ranked, which recommendations never show: the catalog's versions now (the catalog's read
+ * of the changes goes on while a request waits: a context's deeper pool awaits popularity after
+ * the pools before it were ranked, and until 2026-12-07 an item of those deactivated meanwhile was
+ * served); or, when it is `behind` (served before its container read every change since the index
+ * build), the table's, read for the first `limit` only, so that page may then hold fewer.
  */
-async function stillEligible(catalog: Catalog, page: readonly Ordered[], category: string | undefined, plan: ServingPlan | undefined): Promise<{ r: Ordered; item: ItemRecord }[]> {
-  if (!catalog.behind) return page.map((r) => ({ r, item: r.doc }));
-  const now = await catalog.current(page.map((r) => r.id));
+async function stillEligible(catalog: Catalog, ordered: readonly Ordered[], limit: number, category: string | undefined, plan: ServingPlan | undefined): Promise<{ r: Ordered; item: ItemRecord }[]> {
+  const page = catalog.behind ? ordered.slice(0, limit) : ordered;
+  const now = catalog.behind ? await catalog.current(page.map((r) => r.id)) : page.map((r) => catalog.get(r.id));
   // A context's rules ran on the versions ranked: one of boost 0 (an exclusion) that matches the
   // version shown leaves it out too, and `max_per_category` counts the categories shown.
   const exclusions = plan?.rules.filter((rule) => rule.boost === 0) ?? [];
@@ -273,7 +280,7 @@ async function stillEligible(catalog: Catalog, page: readonly Ordered[], categor
     return excluded(doc) ? [] : [{ r, item, doc }];
   });
   const cap = plan?.controls.max_per_category;
-  return cap === undefined ? shown : withinCategoryCap(shown, cap);
+  return (cap === undefined ? shown : withinCategoryCap(shown, cap)).slice(0, limit);
 }
 
 /** Whether an item is in the category a request asks for (any, without one). */

@@ -4,6 +4,7 @@ import type { Catalog } from '../../shared/domain/catalog.ts';
 import type { ConsoleStore } from '../../shared/domain/console-records.ts';
 import type { ExposureStore } from '../../shared/control/exposures.ts';
 import type { ControlDeps } from '../../shared/control/serving.ts';
+import type { Rule } from '../../shared/control/types.ts';
 import type { EventStore, ItemWithVector } from '../../shared/domain/types.ts';
 import { DeadlinePassed, withinDeadline } from '../../shared/deadline.ts';
 import { recommend } from '../../shared/recs/serve.ts';
@@ -17,8 +18,14 @@ import { nearestFirstCatalog } from '../helpers/recs-catalog.ts';
  * context 7 whose rerank controls are those, and with `experiment` a running experiment in it
  * (`exposures` lists what its store was asked).
  */
-function racing(n: number, change: (docs: Map<number, ItemWithVector>) => unknown, context?: { popularity_weight: number; experiment?: boolean }) {
-  const doc = (id: number) => ({ id, name: `item ${id}`, metadata: { category: 'shoes' }, active: true, created: 0, updated_at: 0, vector: Float32Array.from([1, 0]) }) as unknown as ItemWithVector;
+function racing(
+  n: number,
+  change: (docs: Map<number, ItemWithVector>) => unknown,
+  context?: { popularity_weight?: number; experiment?: boolean; rules?: Rule[]; onRecord?: (docs: Map<number, ItemWithVector>) => Promise<void> },
+  categoryOf: (id: number) => string = () => 'shoes',
+) {
+  const doc = (id: number) =>
+    ({ id, name: `item ${id}`, metadata: { category: categoryOf(id) }, active: true, created: 0, updated_at: 0, vector: Float32Array.from([1, 0]) }) as unknown as ItemWithVector;
   const docs = new Map(Array.from({ length: n }, (_, k) => [k + 1, doc(k + 1)]));
   const catalog = nearestFirstCatalog(docs);
   const events = {
@@ -28,7 +35,7 @@ function racing(n: number, change: (docs: Map<number, ItemWithVector>) => unknow
       return [];
     },
   } as unknown as EventStore;
-  const { experiment, ...controls } = context ?? {};
+  const { experiment, rules = [], onRecord, ...controls } = context ?? {};
   const running = {
     id: 4,
     name: 'x',
@@ -46,14 +53,17 @@ function racing(n: number, change: (docs: Map<number, ItemWithVector>) => unknow
     ],
   };
   const control: ControlDeps | undefined = context && {
-    config: async () => ({ rules: [], segments: [], experiments: experiment ? [running] : [], rerank: [{ id: 1, context_id: 7, updated_at: 0, ...controls }], contexts: [7] }),
+    config: async () => ({ rules, segments: [], experiments: experiment ? [running] : [], rerank: [{ id: 1, context_id: 7, updated_at: 0, ...controls }], contexts: [7] }),
     contextExists: async () => true,
     userEvents: async () => [],
     erasedUser: async () => undefined,
   };
   const exposures: string[] = [];
   const exposureStore = {
-    recordExposure: async (_t: string, e: { requestId: string }) => void exposures.push(`recorded ${e.requestId}`),
+    recordExposure: async (_t: string, e: { requestId: string }) => {
+      await onRecord?.(docs);
+      exposures.push(`recorded ${e.requestId}`);
+    },
     forgetRequest: async (_t: string, requestId: string) => void exposures.push(`taken back ${requestId}`),
   } as unknown as ExposureStore;
   const deps = {
@@ -91,6 +101,48 @@ describe('recommend: the items shown are current', () => {
     const r = await t.recommend({ context_id: '7', limit: 3 });
     expect(t.docs.get(2)?.active).toBe(false);
     expect(r.data.map((x) => x.item_id)).not.toContain('2');
+  });
+
+  it("leaves out an item of a context's first pool deactivated while a deeper pool awaited popularity", async () => {
+    // The user's item 1 is nearest 2, then 3, ...: the first pool (200 candidates, none awaiting
+    // popularity) is items 2 to 201, of which the context's rule excludes all but 200 and 201, so
+    // the pool below it (800) is read, and waits for popularity, counted while item 200 is deactivated.
+    const hats: Rule = {
+      id: 1,
+      name: 'no hats',
+      context_id: 7,
+      conditions: [{ field: 'category', op: 'eq', value: 'hats' }],
+      boost: 0,
+      segment_id: null,
+      starts_at: null,
+      ends_at: null,
+      enabled: true,
+      created: 0,
+      updated_at: 0,
+    };
+    const t = racing(
+      400,
+      (docs) => docs.set(200, { ...(docs.get(200) as ItemWithVector), active: false } as ItemWithVector),
+      { rules: [hats] },
+      (id) => (id < 200 ? 'hats' : 'shoes'),
+    );
+    const r = await t.recommend({ context_id: '7', limit: 5 });
+    expect(t.docs.get(200)?.active).toBe(false);
+    expect(r.data.map((x) => x.item_id)).toEqual(['201', '202', '203', '204', '205']);
+  });
+
+  it("leaves out an item deactivated while the request waited for its experiment exposure's write", async () => {
+    // Ranked at once (the user's item 1 is nearest 2, then 3); the write ends 30 ms later, item 2 deactivated meanwhile.
+    const t = racing(3, () => {}, {
+      experiment: true,
+      onRecord: async (docs) => {
+        await new Promise((r) => setTimeout(r, 30));
+        docs.set(2, { ...(docs.get(2) as ItemWithVector), active: false } as ItemWithVector);
+      },
+    });
+    const r = await t.recommend({ context_id: '7' });
+    expect(t.exposures).toEqual(['recorded req']);
+    expect(r.data.map((x) => x.item_id)).toEqual(['3']);
   });
 });
 
