@@ -117,12 +117,14 @@ export function dynamoEventStore(t: TableRef): EventStore {
 
     async recentByUser(tenant: string, userId: string, limit: number, afterId?: number, below?: number): Promise<RecentEvent[]> {
       const range = afterId ? { gt: sortId(afterId) } : below !== undefined ? { lt: sortId(below) } : undefined;
-      const out = await queryPage(t, {
-        ...refine(byUser.query({ tenant, user_id: userId }, range), { project: RECENT }),
-        ScanIndexForward: false,
-        Limit: limit,
-      });
-      return out.items.map(toRecent);
+      // Page after page until `limit`: a Query answers at most 1 MB of the rows it reads (whole
+      // events, the index projecting them all; up to 32 KB each), whatever it projects. One page
+      // was read until 2026-12-07, so a user's latest 100 events of 12 KB each answered about 85,
+      // and 5,000 events of over 210 bytes each (a row's keys and fields) fewer than 5,000: items
+      // interacted with past them came back, and a short read was taken for all of the user's
+      // events (segments).
+      const rows = await queryUpTo(t, { ...refine(byUser.query({ tenant, user_id: userId }, range), { project: RECENT }), ScanIndexForward: false }, limit);
+      return rows.map(toRecent);
     },
 
     async latest(tenant: string, limit: number, below?: number): Promise<RecentEvent[]> {

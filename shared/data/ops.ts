@@ -158,7 +158,7 @@ async function batchWrite(t: TableRef, requests: WriteRequest[], noun: string, o
 }
 
 /**
- * Queries ascending until `want` rows passed the filter or the partition is exhausted (every
+ * Queries (in the input's order) until `want` rows passed the filter or the partition is exhausted (every
  * match with `want` Infinity). DynamoDB applies Limit before FilterExpression, so a filtered
  * query may need several pages.
  */

@@ -466,6 +466,22 @@ describe('recommendation behaviour', () => {
     expect(ids(await recs('user_id=late&limit=100&include_seen=true'))).toContain(bought);
   });
 
+  it("an item interacted with after training stays seen behind 100 large events (a read of the user's events past DynamoDB's 1 MB page)", async () => {
+    const bought = (byGroup.cycling as string[])[6] as string;
+    expect((await t.demo.core('POST', '/v1/events', [{ type: 'purchase', user_id: 'late-large', item_id: bought }])).status).toBe(201);
+    // 100 events of about 12 KB each since: their read of the latest 100 takes 1.2 MB, past the
+    // 1 MB a Query answers at most at once (dynalite too), which answered the first 80 or so only.
+    const note = 'n'.repeat(12_000);
+    for (let k = 0; k < 2; k++) {
+      const views = Array.from({ length: 50 }, () => ({ type: 'view', user_id: 'late-large', item_id: (byGroup.cycling as string[])[0], metadata: { note } }));
+      expect((await t.demo.core('POST', '/v1/events', views)).status).toBe(201);
+    }
+    const r = await recs('user_id=late-large&limit=100');
+    expect(r.body.strategy).toBe('personalized');
+    expect(ids(r)).not.toContain(bought);
+    expect(ids(await recs('user_id=late-large&limit=100&include_seen=true'))).toContain(bought);
+  });
+
   it('a deactivated item disappears at once, and comes back', async () => {
     const r = await recs('user_id=u0&limit=5');
     const top = ids(r)[0] as string;
