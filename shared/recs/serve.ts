@@ -268,19 +268,24 @@ async function anchoredCatalog(deps: RecsDeps, tenant: string, served: Catalog, 
  */
 async function stillEligible(catalog: Catalog, ordered: readonly Ordered[], limit: number, category: string | undefined, plan: ServingPlan | undefined): Promise<{ r: Ordered; item: ItemRecord }[]> {
   const page = catalog.behind ? ordered.slice(0, limit) : ordered;
-  const now = catalog.behind ? await catalog.current(page.map((r) => r.id)) : page.map((r) => catalog.get(r.id));
+  const now = catalog.behind ? await catalog.current(page.map((r) => r.id)) : undefined;
   // A context's rules ran on the versions ranked: one of boost 0 (an exclusion) that matches the
   // version shown leaves it out too, and `max_per_category` counts the categories shown.
   const exclusions = plan?.rules.filter((rule) => rule.boost === 0) ?? [];
   const excluded = (doc: ItemWithVector) => exclusions.some((rule) => ruleMatches(rule, doc));
-  const shown = page.flatMap((r, i) => {
-    const item = now[i];
-    if (!item?.active || !inCategory(item, category)) return [];
-    const doc: ItemWithVector = { ...item, vector: null };
-    return excluded(doc) ? [] : [{ r, item, doc }];
-  });
   const cap = plan?.controls.max_per_category;
-  return (cap === undefined ? shown : withinCategoryCap(shown, cap)).slice(0, limit);
+  // In order, until `limit` are shown: a candidate's place depends only on those before it.
+  const shown: { r: Ordered; item: ItemRecord; doc: ItemWithVector }[] = [];
+  for (let i = 0; i < page.length && shown.length < limit; i++) {
+    const r = page[i] as Ordered;
+    const item = now ? now[i] : catalog.get(r.id);
+    if (!item?.active || !inCategory(item, category)) continue;
+    const doc: ItemWithVector = { ...item, vector: null };
+    if (excluded(doc)) continue;
+    const entry = { r, item, doc };
+    if (cap === undefined || withinCategoryCap([entry], cap, shown).length === 1) shown.push(entry);
+  }
+  return shown;
 }
 
 /** Whether an item is in the category a request asks for (any, without one). */
