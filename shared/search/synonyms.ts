@@ -17,7 +17,7 @@
 import { config } from '../config.ts';
 import { nowMs, nowSeconds as now } from '../clock.ts';
 import { platformList } from '../domain/present.ts';
-import { createdBefore, newId } from '../domain/console-records.ts';
+import { type AuditEntry, createdBefore, newId } from '../domain/console-records.ts';
 import type { IdPlan } from '../domain/types.ts';
 import { InvalidInput, NotFound } from '../domain/errors.ts';
 import { RANKING } from './constants.ts';
@@ -33,25 +33,35 @@ export interface SynonymSet {
   updated_at: number;
 }
 
+/**
+ * A change's audit trail entry (the same trail as the control records', resource `synonyms/<id>`):
+ * made once the change has read the set and before it writes it, and written in one transaction
+ * with it, so the trail lists the changes made, in the order they were written.
+ */
+export type SynonymAudit = (action: AuditEntry['action'], before: SynonymSet | null, after: SynonymSet | null) => Promise<AuditEntry>;
+
 export interface SynonymStore {
   nextId(tenant: string): Promise<number>;
+  /** An id of the tenant's audit trail (shared with the control records' entries). */
+  auditId(tenant: string): Promise<number>;
   /**
    * Stores a new set unless the tenant has `cap` sets: false then. Exact under creates at once:
-   * never past the cap, and refused only when it was reached.
+   * never past the cap, and refused only when it was reached. With `entry`, the set's audit entry
+   * is written with it (one transaction).
    */
-  create(tenant: string, s: SynonymSet, cap: number): Promise<boolean>;
+  create(tenant: string, s: SynonymSet, cap: number, entry?: AuditEntry): Promise<boolean>;
   get(tenant: string, id: number): Promise<SynonymSet | undefined>;
   page(tenant: string, q: { limit: number; after?: number | undefined }): Promise<{ rows: SynonymSet[]; hasMore: boolean }>;
   /** Every set of the tenant (what search applies). */
   all(tenant: string): Promise<SynonymSet[]>;
   /**
    * Changes a set: `next` computes it from the set as stored (it may throw), and it is stored only
-   * if the set is still as read (else read again and `next` called again). The set stored, or
-   * undefined when there is none.
+   * if the set is still as read (else read again and `next` called again), with `audit`'s entry
+   * in the same transaction. The set stored, or undefined when there is none.
    */
-  change(tenant: string, id: number, next: (cur: SynonymSet) => SynonymSet): Promise<SynonymSet | undefined>;
-  /** false when there was none. A set deleted is kept as it was for `removed`. */
-  remove(tenant: string, id: number): Promise<boolean>;
+  change(tenant: string, id: number, next: (cur: SynonymSet) => SynonymSet, audit?: SynonymAudit): Promise<SynonymSet | undefined>;
+  /** false when there was none. A set deleted is kept as it was for `removed`; with `audit`, its entry is written with the deletion. */
+  remove(tenant: string, id: number, audit?: SynonymAudit): Promise<boolean>;
   /** A set `remove` deleted, as it was then, while a retry of the create that stored it can come (the Idempotency-Key's life and an hour). */
   removed(tenant: string, id: number): Promise<SynonymSet | undefined>;
 }
@@ -70,6 +80,16 @@ export interface SynonymInput {
 }
 
 const notFound = (id: number) => new NotFound('synonym_not_found', `No synonym set ${id}.`);
+
+/**
+ * The audit trail's entries of a caller's changes (`actor`: the API key's prefix, or the console
+ * user; null when none made it), as the control records' (shared/control/records.ts): until
+ * 2026-12-07 a synonym set's create, change or delete, which changes every search as a rule does,
+ * left no entry.
+ */
+const auditOf =
+  (store: Pick<SynonymStore, 'auditId'>, tenant: string, actor: string | null | undefined, id: number): SynonymAudit =>
+  async (action, before, after) => ({ id: await store.auditId(tenant), at: now(), actor: actor ?? null, action, resource: `synonyms/${id}`, before, after });
 
 /** The set a create or change makes, checked as a whole: a two-way set has 2+ phrases and no input; a one-way set an input and 1+ synonyms. */
 function checked(type: 'two_way' | 'one_way', input: string | null, synonyms: string[]): { type: 'two_way' | 'one_way'; input: string | null; synonyms: string[] } {
@@ -98,7 +118,7 @@ function checked(type: 'two_way' | 'one_way', input: string | null, synonyms: st
  * Creates a set, within the tenant's MAX_SYNONYM_SETS (`cap` but in tests): exact however many
  * creates run at once (the store's `create`). A refused create has written nothing but its id.
  */
-export async function createSynonymSet(store: SynonymStore, tenant: string, b: SynonymInput, cap = MAX_SYNONYM_SETS, ids?: IdPlan): Promise<SynonymSet> {
+export async function createSynonymSet(store: SynonymStore, tenant: string, b: SynonymInput, cap = MAX_SYNONYM_SETS, ids?: IdPlan, actor?: string): Promise<SynonymSet> {
   // A retry (same Idempotency-Key) of an attempt that stored its set: that set, as stored, or as
   // it was when deleted since (until 2026-12-04 the retry stored it again).
   const done = await createdBefore(ids, async (id) => (await store.get(tenant, id)) ?? (await store.removed(tenant, id)));
@@ -106,7 +126,8 @@ export async function createSynonymSet(store: SynonymStore, tenant: string, b: S
   const body = checked(b.type ?? 'two_way', b.input ?? null, b.synonyms ?? []);
   const t = now();
   const s: SynonymSet = { id: await newId(() => store.nextId(tenant), ids), ...body, created: t, updated_at: t };
-  if (!(await store.create(tenant, s, cap))) throw new InvalidInput('Too many synonym sets.', { synonyms: [`a tenant has at most ${cap} synonym sets`] });
+  const entry = await auditOf(store, tenant, actor, s.id)('create', null, s);
+  if (!(await store.create(tenant, s, cap, entry))) throw new InvalidInput('Too many synonym sets.', { synonyms: [`a tenant has at most ${cap} synonym sets`] });
   return s;
 }
 
@@ -127,23 +148,28 @@ export async function listSynonymSets(store: SynonymStore, tenant: string, q: { 
  * A change: the fields sent replace the set's (a type change must bring what the new type needs);
  * the fields not sent keep what the set holds when it is written, so two changes at once both land.
  */
-export async function updateSynonymSet(store: SynonymStore, tenant: string, id: number, b: SynonymInput): Promise<SynonymSet> {
-  const next = await store.change(tenant, id, (cur) => {
-    const type = b.type ?? cur.type;
-    // A one-way set made two-way: its input has no place of its own (one sent is refused), so unless
-    // the change sends the synonyms or `input: null`, the input becomes the first of them: "parka" →
-    // jacket, coat turns into parka = jacket = coat. Until 2026-12-03 the input was dropped unsaid.
-    const toTwoWay = type === 'two_way' && cur.type === 'one_way';
-    const input = b.input !== undefined ? b.input : toTwoWay ? null : cur.input;
-    const kept = toTwoWay && b.input === undefined && cur.input !== null ? [cur.input, ...cur.synonyms] : cur.synonyms;
-    return { ...cur, ...checked(type, input, b.synonyms ?? kept), updated_at: now() };
-  });
+export async function updateSynonymSet(store: SynonymStore, tenant: string, id: number, b: SynonymInput, actor?: string): Promise<SynonymSet> {
+  const next = await store.change(
+    tenant,
+    id,
+    (cur) => {
+      const type = b.type ?? cur.type;
+      // A one-way set made two-way: its input has no place of its own (one sent is refused), so unless
+      // the change sends the synonyms or `input: null`, the input becomes the first of them: "parka" →
+      // jacket, coat turns into parka = jacket = coat. Until 2026-12-03 the input was dropped unsaid.
+      const toTwoWay = type === 'two_way' && cur.type === 'one_way';
+      const input = b.input !== undefined ? b.input : toTwoWay ? null : cur.input;
+      const kept = toTwoWay && b.input === undefined && cur.input !== null ? [cur.input, ...cur.synonyms] : cur.synonyms;
+      return { ...cur, ...checked(type, input, b.synonyms ?? kept), updated_at: now() };
+    },
+    auditOf(store, tenant, actor, id),
+  );
   if (!next) throw notFound(id);
   return next;
 }
 
-export async function deleteSynonymSet(store: SynonymStore, tenant: string, id: number): Promise<void> {
-  if (!(await store.remove(tenant, id))) throw notFound(id);
+export async function deleteSynonymSet(store: SynonymStore, tenant: string, id: number, actor?: string): Promise<void> {
+  if (!(await store.remove(tenant, id, auditOf(store, tenant, actor, id)))) throw notFound(id);
 }
 
 // Query time

@@ -34,7 +34,10 @@ const writeOlder = async (store: Store, tenant: string, n: number) => {
   return ids;
 };
 
-type Call = { kind: string; input: { Item?: Record<string, unknown>; Select?: string; ExpressionAttributeValues?: Record<string, unknown> } };
+type Call = {
+  kind: string;
+  input: { Item?: Record<string, unknown>; Select?: string; ExpressionAttributeValues?: Record<string, unknown>; TransactItems?: { Put?: { Item?: Record<string, unknown> } }[] };
+};
 /** The table with each call passing `before` first (which may hold it) and `after` once answered (which may fail it). */
 function hooked(t: TableRef, before: (c: Call) => unknown, after: (c: Call) => unknown = () => undefined): TableRef {
   const wrap = async <R>(c: Call, call: () => Promise<R>): Promise<R> => {
@@ -54,7 +57,10 @@ function hooked(t: TableRef, before: (c: Call) => unknown, after: (c: Call) => u
   });
   return { ...t, doc, signed };
 }
-const isSetWrite = (c: Call) => c.kind === 'PutCommand' && String(c.input.Item?.pk).endsWith('#SYNONYMS');
+/** A set's write: alone, or in a transaction with its audit trail entry (as the API writes it). */
+const isSetWrite = (c: Call) =>
+  (c.kind === 'PutCommand' && String(c.input.Item?.pk).endsWith('#SYNONYMS')) ||
+  (c.kind === 'TransactWriteCommand' && (c.input.TransactItems ?? []).some((i) => String(i.Put?.Item?.pk).endsWith('#SYNONYMS')));
 const isPlaceClaim = (c: Call) => c.kind === 'PutCommand' && String(c.input.Item?.pk).endsWith('#SYNSLOTS');
 const isPlacesRead = (c: Call) => c.kind === 'query' && JSON.stringify(c.input.ExpressionAttributeValues ?? {}).includes('#SYNSLOTS');
 const opened = () => {

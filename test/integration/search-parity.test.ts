@@ -511,6 +511,26 @@ describe('synonyms', () => {
     }
   });
 
+  it('write each change of a set to the audit trail (resource synonyms/<id>), as the rules that also change every search are', async () => {
+    const prefix = t.demo.creds.api_key.split('_')[1];
+    const made = await P('POST', '/api/synonyms', { synonyms: ['kettle', 'boiler'] });
+    expect(made.status).toBe(201);
+    const at = `/api/synonyms/${made.body.id}`;
+    const patched = await P('PATCH', at, { synonyms: ['kettle', 'boiler', 'urn'] });
+    expect(patched.status).toBe(200);
+    expect(await P('DELETE', at)).toMatchObject({ status: 200, body: { deleted: true } });
+    // Until 2026-12-07 a synonym set was no resource of the trail (400) and its changes left none.
+    const trail = await P('GET', `/api/audit?resource=synonyms/${made.body.id}`);
+    expect(trail.status, JSON.stringify(trail.body)).toBe(200);
+    expect(trail.body.data.map((e: { action: string }) => e.action)).toEqual(['delete', 'update', 'create']);
+    const [deletion, update, creation] = trail.body.data;
+    expect(creation).toMatchObject({ actor: prefix, resource: `synonyms/${made.body.id}`, before: null, after: made.body });
+    expect(update).toMatchObject({ actor: prefix, before: made.body, after: patched.body });
+    expect(deletion).toMatchObject({ actor: prefix, before: patched.body, after: null });
+    expect(creation.id).toBeLessThan(update.id);
+    expect(update.id).toBeLessThan(deletion.id);
+  });
+
   it("keep a one-way set's input as a synonym when a PATCH makes the set two-way (unless the change sends the synonyms or input: null)", async () => {
     const oneWay = async (synonyms: string[]) => {
       const r = await P('POST', '/api/synonyms', { type: 'one_way', input: 'parka', synonyms });

@@ -16,12 +16,16 @@ import { createSynonymSet, deleteSynonymSet, getSynonymSet, listSynonymSets, upd
 const NAME = 'platform/search-admin/routes';
 /** Each route's handler, by route key (exported: the OpenAPI generator reads what each declares). */
 export const routeHandlers: Record<string, RouteHandler> = {
-  'POST /api/synonyms': platformHandler(NAME, { body: synonymBody, idempotency }, async ({ tenant, body, idPlan }) => created(await createSynonymSet(synonymStore(), tenant, body, undefined, idPlan))),
+  'POST /api/synonyms': platformHandler(NAME, { body: synonymBody, idempotency }, async ({ tenant, actor, body, idPlan }) =>
+    created(await createSynonymSet(synonymStore(), tenant, body, undefined, idPlan, actor)),
+  ),
   'GET /api/synonyms': platformHandler(NAME, { query: synonymsQuery }, async ({ tenant, query }) => ok(await listSynonymSets(synonymStore(), tenant, query))),
   'GET /api/synonyms/{id}': platformHandler(NAME, { path: idPath }, async ({ tenant, params }) => ok(await getSynonymSet(synonymStore(), tenant, params.id))),
-  'PATCH /api/synonyms/{id}': platformHandler(NAME, { path: idPath, body: synonymPatch }, async ({ tenant, params, body }) => ok(await updateSynonymSet(synonymStore(), tenant, params.id, body))),
-  'DELETE /api/synonyms/{id}': platformHandler(NAME, { path: idPath }, async ({ tenant, params }) => {
-    await deleteSynonymSet(synonymStore(), tenant, params.id);
+  'PATCH /api/synonyms/{id}': platformHandler(NAME, { path: idPath, body: synonymPatch }, async ({ tenant, actor, params, body }) =>
+    ok(await updateSynonymSet(synonymStore(), tenant, params.id, body, actor)),
+  ),
+  'DELETE /api/synonyms/{id}': platformHandler(NAME, { path: idPath }, async ({ tenant, actor, params }) => {
+    await deleteSynonymSet(synonymStore(), tenant, params.id, actor);
     return deleted({ id: params.id });
   }),
   'GET /api/analytics/searches': platformHandler(NAME, { query: searchAnalyticsQuery }, async ({ tenant, query }) => ok(await searchAnalytics(searchLogStore(), tenant, query))),
