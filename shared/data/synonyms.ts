@@ -86,6 +86,8 @@ export function dynamoSynonymStore(t: TableRef): SynonymStore {
         const rev = typeof row.rev === 'number' ? row.rev : undefined;
         const cur = fromRow(row);
         const s = next(cur);
+        // No change (the set as it is): nothing written, no audit entry.
+        if (s === cur) return { value: cur };
         const entry = await audit?.('update', cur, s);
         const write: TransactWrite = { put: { ...key(tenant, id), ...s, rev: (rev ?? 0) + 1 }, when: (x) => x.and(isStored(x), ...x.fields({ rev })) };
         const stored = await applied(() => written(t, tenant, write, entry));

@@ -57,7 +57,8 @@ export interface SynonymStore {
   /**
    * Changes a set: `next` computes it from the set as stored (it may throw), and it is stored only
    * if the set is still as read (else read again and `next` called again), with `audit`'s entry
-   * in the same transaction. The set stored, or undefined when there is none.
+   * in the same transaction; `next` answering the set it was given is no change, not written. The
+   * set stored, or undefined when there is none.
    */
   change(tenant: string, id: number, next: (cur: SynonymSet) => SynonymSet, audit?: SynonymAudit): Promise<SynonymSet | undefined>;
   /** false when there was none. A set deleted is kept as it was for `removed`; with `audit`, its entry is written with the deletion. */
@@ -160,7 +161,12 @@ export async function updateSynonymSet(store: SynonymStore, tenant: string, id: 
       const toTwoWay = type === 'two_way' && cur.type === 'one_way';
       const input = b.input !== undefined ? b.input : toTwoWay ? null : cur.input;
       const kept = toTwoWay && b.input === undefined && cur.input !== null ? [cur.input, ...cur.synonyms] : cur.synonyms;
-      return { ...cur, ...checked(type, input, b.synonyms ?? kept), updated_at: now() };
+      const after = checked(type, input, b.synonyms ?? kept);
+      // The set as it is (a PATCH sent twice, a form saved unchanged): no change, `cur` itself, which
+      // the store does not write (updated_at stays, no audit entry), as a rule's (until 2026-12-07
+      // it was written again with a new updated_at).
+      if (after.type === cur.type && after.input === cur.input && after.synonyms.join('\u0000') === cur.synonyms.join('\u0000')) return cur;
+      return { ...cur, ...after, updated_at: now() };
     },
     auditOf(store, tenant, actor, id),
   );

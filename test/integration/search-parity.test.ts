@@ -531,6 +531,27 @@ describe('synonyms', () => {
     expect(update.id).toBeLessThan(deletion.id);
   });
 
+  it('take a PATCH that changes nothing as no change: updated_at as it was, no audit entry (as a rule)', async () => {
+    const made = await P('POST', '/api/synonyms', { type: 'one_way', input: 'Cagoule', synonyms: ['anorak', 'Rain coat'] });
+    expect(made.status).toBe(201);
+    const at = `/api/synonyms/${made.body.id}`;
+    // A second later, so that a write would show in updated_at (whole seconds).
+    await new Promise((r) => setTimeout(r, 1100));
+    // The fields as they are, as a retried PATCH or a form saved unchanged sends them (spelled as the set keeps them once trimmed).
+    for (const body of [{ synonyms: ['anorak', 'Rain coat'] }, { type: 'one_way', input: ' Cagoule ' }, { type: 'one_way', input: 'Cagoule', synonyms: ['anorak ', 'Rain coat'] }]) {
+      expect(await P('PATCH', at, body), JSON.stringify(body)).toMatchObject({ status: 200, body: made.body });
+    }
+    expect((await P('GET', at)).body).toEqual(made.body);
+    // Until 2026-12-07 each wrote the set again with a new updated_at (and, with the trail, an entry whose before and after differed only in it).
+    const trail = await P('GET', `/api/audit?resource=synonyms/${made.body.id}`);
+    expect(trail.body.data.map((e: { action: string }) => e.action)).toEqual(['create']);
+    // A change that does change the set is written.
+    const changed = await P('PATCH', at, { synonyms: ['anorak'] });
+    expect(changed.body).toMatchObject({ synonyms: ['anorak'] });
+    expect(changed.body.updated_at).toBeGreaterThan(made.body.updated_at);
+    expect((await P('DELETE', at)).status).toBe(200);
+  });
+
   it("keep a one-way set's input as a synonym when a PATCH makes the set two-way (unless the change sends the synonyms or input: null)", async () => {
     const oneWay = async (synonyms: string[]) => {
       const r = await P('POST', '/api/synonyms', { type: 'one_way', input: 'parka', synonyms });
