@@ -117,7 +117,8 @@ function checked(type: 'two_way' | 'one_way', input: string | null, synonyms: st
 
 /**
  * Creates a set, within the tenant's MAX_SYNONYM_SETS (`cap` but in tests): exact however many
- * creates run at once (the store's `create`). A refused create has written nothing but its id.
+ * creates run at once (the store's `create`). A refused create has written nothing but its ids (the
+ * set's and its audit entry's, taken from their counters).
  */
 export async function createSynonymSet(store: SynonymStore, tenant: string, b: SynonymInput, cap = MAX_SYNONYM_SETS, ids?: IdPlan, actor?: string): Promise<SynonymSet> {
   // A retry (same Idempotency-Key) of an attempt that stored its set: that set, as stored, or as
