@@ -80,4 +80,16 @@ describe('a viewer', () => {
     expect(await page.getByRole('button', { name: /^(Delete|Disable)/ }).count()).toBe(0);
     expect(problems).toEqual([]);
   });
+
+  it("follows a synonym set's History link to its audit trail", async () => {
+    // A set's changes are in the trail since 2026-12-07 (resource synonyms/<id>); its row had no link.
+    const set = await t.demo.platform('POST', '/api/synonyms', { synonyms: ['lamp', 'light'] });
+    expect(set.status).toBe(201);
+    await go(page, 'Synonyms & analytics', 'Synonyms & analytics');
+    await page.getByRole('table', { name: 'Synonym sets' }).getByRole('row').filter({ hasText: 'lamp = light' }).getByRole('link', { name: 'History', exact: true }).click();
+    await visible(page.getByRole('heading', { name: `History of synonyms/${set.body.id}` }));
+    await visible(page.getByRole('cell', { name: 'create', exact: true }));
+    expect(await page.getByRole('button', { name: 'Delete' }).count()).toBe(0);
+    expect(problems).toEqual([]);
+  });
 });

@@ -124,12 +124,17 @@ function Synonyms({ admin }: { admin: boolean }) {
             { header: 'Updated', cell: (s) => when(s.updated_at) },
             {
               header: 'Actions',
-              cell: (s) =>
-                admin ? (
-                  <>
-                    <RowButton text="Edit" name={label(s)} onClick={() => edits.open(s)} /> <RowButton text="Delete" name={label(s)} onClick={() => remove(s)} danger />
-                  </>
-                ) : null,
+              // A viewer reads the audit trail too, as a rule's: its History link.
+              cell: (s) => (
+                <>
+                  {admin ? (
+                    <>
+                      <RowButton text="Edit" name={label(s)} onClick={() => edits.open(s)} /> <RowButton text="Delete" name={label(s)} onClick={() => remove(s)} danger />{' '}
+                    </>
+                  ) : null}
+                  <a href={`#/audit?resource=synonyms/${s.id}`}>History</a>
+                </>
+              ),
             },
           ]}
           more={list.more}
