@@ -257,7 +257,7 @@ const BUSY_WRITE_RETRY = { attempts: 4, baseMs: 1000, maxMs: 8000, jitter: 'full
  * A run whose trainer met a busy service (throttled after the client's retries: `serviceBusy`)
  * before it stored a version: queued again from the start, as it was acknowledged (202, Queued),
  * instead of ending Failed for a moment's load. It goes back to Queued (progress 0, `started_at`
- * null), its container task claim and storing mark dropped, marked unsent, so the maintenance pass
+ * null), its container task claim, storing mark and attempt token dropped, marked unsent, so the maintenance pass
  * sends its message once UNSENT_RUN_GRACE_SECONDS have passed (`sweepTaskRuns`): the service has
  * had minutes to recover, and the new attempt has its worker's whole time. Only from InProgress
  * (a stop that came first wins: the caller ends the run Stopped) and only while the run has been
@@ -268,7 +268,7 @@ const BUSY_WRITE_RETRY = { attempts: 4, baseMs: 1000, maxMs: 8000, jitter: 'full
 export async function requeueBusyRun(c: Pick<ConsoleStore, 'update' | 'appendLog'>, tenant: string, job: TrainingRun, why: string): Promise<boolean> {
   const done = job._busy_retries ?? 0;
   if (done >= BUSY_RETRIES) return false;
-  const queued = { status: 'Queued', progress: 0, started_at: null, task: undefined, storing_version: undefined, _unsent_since: nowSeconds(), _busy_retries: done + 1 };
+  const queued = { status: 'Queued', progress: 0, started_at: null, task: undefined, storing_version: undefined, _attempt: undefined, _unsent_since: nowSeconds(), _busy_retries: done + 1 };
   const requeued = await withRetry(BUSY_WRITE_RETRY, async () => {
     try {
       return { value: await c.update(tenant, 'job', job.id, queued, { status: 'InProgress', _busy_retries: job._busy_retries }) };

@@ -209,12 +209,12 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
   // deliver one message twice at once, and the second delivery can hand the run to a task while
   // the first trains it: until 2026-12-04 the worker started it all the same, the task then
   // found it taken and exited, and the task sweep ended the healthy run Failed.
-  // This attempt's start: its end below is conditional on it (a run queued again and started anew is another attempt's).
+  // This attempt's start, and its token (`_attempt`), unique to it: every write of its progress,
+  // its storing mark and its ends hold it, so a write that comes late (the run ended meanwhile,
+  // or queued again and started by another attempt, within the same second too) changes nothing
+  // (until 2026-12-07 progress writes were unconditional, and a late one landed on an ended run
+  // or on a later attempt's).
   const startedAt = now();
-  // And its token (`_attempt`), unique to it: every write of its progress and its storing mark
-  // holds it, so a write that comes late (the run ended meanwhile, or queued again and started
-  // by another attempt) changes nothing (until 2026-12-07 progress writes were unconditional,
-  // and a late one landed on an ended run or on a later attempt's).
   const attempt = randomUUID();
   if (!(await startAttempt(c, tenant, id, { status: 'InProgress', started_at: startedAt, progress: 0.01, _attempt: attempt }, { status: 'Queued', ...(opts.asTask ? {} : { task: undefined }) })))
     return;
@@ -547,11 +547,14 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
     if (busy && (await requeueBusyRun(c, tenant, job, message))) return;
     // A run that ended meanwhile keeps its end; one asked to stop ends Stopped, as a stop answered
     // Stopping promises (until 2026-12-03 a failure after the stop ended it Failed), the failure logged.
-    // Only this attempt (its `started_at`): a requeue whose answer was lost (its retry refused, the
-    // run already Queued) may have been sent and started anew by now, and that attempt is not this
-    // one's to end (until 2026-12-07 it was ended Failed as it ran).
+    // Only this attempt (its `_attempt` token, and its `started_at`): a requeue whose answer was
+    // lost (its retry refused, the run already Queued) may have been sent and started anew by now,
+    // and that attempt is not this one's to end (until 2026-12-07 it was ended Failed as it ran;
+    // then, until the token held it here, one started anew within the same second, as
+    // `started_at` counts, still was). A requeue drops the token, so a start that writes none (a
+    // trainer of before the token, in a rolling deploy) is not taken for this attempt's either.
     const failed = { status: 'Failed', finished_at: now(), error: busy ? busyFailure(message) : message };
-    if (await c.update(tenant, 'job', id, failed, { status: 'InProgress', started_at: startedAt })) await log(`Failed: ${failed.error}`);
+    if (await c.update(tenant, 'job', id, failed, { status: 'InProgress', started_at: startedAt, _attempt: attempt })) await log(`Failed: ${failed.error}`);
     else if (await c.update(tenant, 'job', id, { status: 'Stopped', finished_at: now() }, { status: 'Stopping', _attempt: attempt }))
       await log(`Stopped; no version was created (it failed as it stopped: ${message})`);
     else {

@@ -1322,6 +1322,34 @@ describe("a run that meets a busy service (throttled after the client's retries)
     expect(await logsOf(c, T12, 1)).not.toMatch(/Failed/);
   });
 
+  it('whose requeue landed but answered an error, and which was started anew in the same second (a delivery again at once), is left to its new attempt: its trainer knows its run by its token, not by `started_at`', async () => {
+    const T13 = 'busy-lost-requeue-same-second';
+    const { c, events, items, blobs, template } = await twoTastes(T13);
+    await c.put(T13, 'job', job(1, template));
+    // As above, but the new attempt's start lands within the second the old one started in (its `started_at` the same).
+    let lost = false;
+    const lossy: ConsoleStore = {
+      ...c,
+      async update(tenant, kind, id, set, held) {
+        const before = set.status === 'Queued' ? await c.get<TrainingRun>(T13, 'job', 1) : undefined;
+        const done = await c.update(tenant, kind, id, set, held);
+        if (!lost && set.status === 'Queued') {
+          lost = true;
+          expect(before?.started_at).toEqual(expect.any(Number));
+          expect(await c.update(T13, 'job', 1, { status: 'InProgress', started_at: before?.started_at, progress: 0.01, _attempt: 'the next attempt' }, { status: 'Queued' })).toBe(true);
+          throw throttled();
+        }
+        return done;
+      },
+    };
+    // Its first start, in a second of its own: `started_at` as the clock says.
+    await runTraining({ console: lossy, events: busyEvents(events, () => true), items, blobs }, T13, 'train-1');
+    expect(lost).toBe(true);
+    // Until 2026-12-07 the old attempt's Failed end held only `started_at`, and ended the new attempt's run Failed as it ran.
+    expect(await c.get<TrainingRun>(T13, 'job', 1)).toMatchObject({ status: 'InProgress', _attempt: 'the next attempt', error: null });
+    expect(await logsOf(c, T13, 1)).not.toMatch(/Failed/);
+  });
+
   it(`ends Failed, saying why, when the service is still busy at its ${BUSY_RETRIES + 1}th attempt`, async () => {
     const T2 = 'busy-failed';
     const { c, events, items, blobs, template } = await twoTastes(T2);
