@@ -262,16 +262,24 @@ const BUSY_WRITE_RETRY = { attempts: 4, baseMs: 1000, maxMs: 8000, jitter: 'full
  * had minutes to recover, and the new attempt has its worker's whole time. Only from InProgress
  * (a stop that came first wins: the caller ends the run Stopped) and only while the run has been
  * queued again fewer than BUSY_RETRIES times: false when it was not (the caller ends it Failed).
- * `job` is the run as its trainer read it when it started it. A busy write of the change is tried
- * again a few times (after the client's own retries) before it is given up, thrown.
+ * `job` names the run; `attempt` is the token (`_attempt`) of the attempt that met the busy
+ * service, its trainer's (by default the one `job` holds): the run is read afresh, and queued again
+ * only while it is still that attempt's, its retries counted as they are now (until 2026-12-07 the
+ * count was its trainer's read before its start, and a run another delivery deferred in between,
+ * `deferBusyStart`, had its requeue refused and ended Failed at its first busy attempt; nor did the
+ * change hold the attempt). A busy read or write of the change is tried again a few times (after
+ * the client's own retries) before it is given up, thrown.
  */
-export async function requeueBusyRun(c: Pick<ConsoleStore, 'update' | 'appendLog'>, tenant: string, job: TrainingRun, why: string): Promise<boolean> {
-  const done = job._busy_retries ?? 0;
-  if (done >= BUSY_RETRIES) return false;
-  const queued = { status: 'Queued', progress: 0, started_at: null, task: undefined, storing_version: undefined, _attempt: undefined, _unsent_since: nowSeconds(), _busy_retries: done + 1 };
+export async function requeueBusyRun(c: Pick<ConsoleStore, 'get' | 'update' | 'appendLog'>, tenant: string, job: TrainingRun, why: string, attempt = job._attempt): Promise<boolean> {
+  let done = 0;
   const requeued = await withRetry(BUSY_WRITE_RETRY, async () => {
     try {
-      return { value: await c.update(tenant, 'job', job.id, queued, { status: 'InProgress', _busy_retries: job._busy_retries }) };
+      const run = await c.get<TrainingRun>(tenant, 'job', job.id);
+      if (run?.status !== 'InProgress' || run._attempt !== attempt) return { value: false };
+      done = run._busy_retries ?? 0;
+      if (done >= BUSY_RETRIES) return { value: false };
+      const queued = { status: 'Queued', progress: 0, started_at: null, task: undefined, storing_version: undefined, _attempt: undefined, _unsent_since: nowSeconds(), _busy_retries: done + 1 };
+      return { value: await c.update(tenant, 'job', job.id, queued, { status: 'InProgress', _attempt: attempt, _busy_retries: run._busy_retries }) };
     } catch (e) {
       return { failure: e, retryable: serviceBusy(e) };
     }

@@ -544,7 +544,7 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
     // thrown: a delivery again would start it at once, and its last one would end it Failed); the
     // maintenance pass sends another. Until 2026-12-07 it ended Failed at the first.
     const busy = serviceBusy(e);
-    if (busy && (await requeueBusyRun(c, tenant, job, message))) return;
+    if (busy && (await requeueBusyRun(c, tenant, job, message, attempt))) return;
     // A run that ended meanwhile keeps its end; one asked to stop ends Stopped, as a stop answered
     // Stopping promises (until 2026-12-03 a failure after the stop ended it Failed), the failure logged.
     // Only this attempt (its `_attempt` token, and its `started_at`): a requeue whose answer was

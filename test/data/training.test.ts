@@ -1350,6 +1350,43 @@ describe("a run that meets a busy service (throttled after the client's retries)
     expect(await logsOf(c, T13, 1)).not.toMatch(/Failed/);
   });
 
+  it("deferred by another delivery between its trainer's read and its start is still queued again at its first busy step, its retries counted as they are: not ended Failed", async () => {
+    const T14 = 'busy-deferred-before-start';
+    const { c, events, items, blobs, template } = await twoTastes(T14);
+    await c.put(T14, 'job', job(1, template));
+    // Two deliveries of its message at once: the other's start is throttled, and it defers the run
+    // (retry 1) after this trainer read it and before this one's start lands.
+    let deferred = false;
+    const racing: ConsoleStore = {
+      ...c,
+      async update(tenant, kind, id, set, held) {
+        if (!deferred && set.status === 'InProgress') {
+          deferred = true;
+          expect(await deferBusyStart(c, T14, 'train-1', throttled())).toBe(true);
+        }
+        return c.update(tenant, kind, id, set, held);
+      },
+    };
+    await runTraining({ console: racing, events: busyEvents(events, () => true), items, blobs }, T14, 'train-1');
+    expect(deferred).toBe(true);
+    // Until 2026-12-07 its requeue held the count its trainer read before the start (none), was refused, and the run ended Failed.
+    expect(await c.get<TrainingRun>(T14, 'job', 1)).toMatchObject({ status: 'Queued', _busy_retries: 2, error: null });
+    expect(await logsOf(c, T14, 1)).not.toMatch(/Failed/);
+  });
+
+  it('a requeue of an attempt that is over changes nothing: the run another attempt started since keeps running', async () => {
+    const T15 = 'busy-requeue-other-attempt';
+    const { c, template } = await twoTastes(T15);
+    await c.put(T15, 'job', { ...job(1, template), status: 'InProgress', started_at: Math.floor(Date.now() / 1000), _attempt: 'the next attempt' });
+    const old = (await c.get<TrainingRun>(T15, 'job', 1)) as TrainingRun;
+    // Until 2026-12-07 the requeue held only the status and the retry count, both as the next attempt has them.
+    expect(await requeueBusyRun(c, T15, old, 'throttled', 'an attempt that is over')).toBe(false);
+    expect(await c.get<TrainingRun>(T15, 'job', 1)).toMatchObject({ status: 'InProgress', _attempt: 'the next attempt' });
+    expect(await requeueBusyRun(c, T15, old, 'throttled')).toBe(true);
+    expect(await c.get<TrainingRun>(T15, 'job', 1)).toMatchObject({ status: 'Queued', _busy_retries: 1 });
+    expect(await c.get<TrainingRun>(T15, 'job', 1)).not.toHaveProperty('_attempt');
+  });
+
   it(`ends Failed, saying why, when the service is still busy at its ${BUSY_RETRIES + 1}th attempt`, async () => {
     const T2 = 'busy-failed';
     const { c, events, items, blobs, template } = await twoTastes(T2);
