@@ -21,7 +21,7 @@ if (!parsed.success) {
   console.error(`train-task: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
   process.exit(2);
 }
-const { TRAINING_TENANT: tenant, TRAINING_JOB_NAME: jobName } = parsed.data;
+const { TRAINING_TENANT: tenant, TRAINING_JOB_NAME: jobName, TRAINING_TASK_TOKEN: token } = parsed.data;
 const s = stores();
 
 /**
@@ -43,7 +43,7 @@ async function ownTaskRef(): Promise<string | undefined> {
 
 let failure: unknown;
 try {
-  await runTraining({ console: s.console, events: s.events, items: s.items, blobs: blobs() }, tenant, jobName, { asTask: true, taskRef: await ownTaskRef() });
+  await runTraining({ console: s.console, events: s.events, items: s.items, blobs: blobs() }, tenant, jobName, { asTask: true, taskRef: await ownTaskRef(), taskToken: token });
 } catch (e) {
   // A busy service before the run started: the run is queued again for a new task (the maintenance
   // pass sends it in a few minutes), not ended Failed by the task sweep once this one exits.

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { nowSeconds } from '../clock.ts';
 import { DeadlinePassed } from '../deadline.ts';
 import { serviceBusy } from '../data/busy.ts';
@@ -75,6 +76,19 @@ export interface RunTask {
 }
 
 export const trainingRunName = (id: number) => `train-${id}`;
+
+/**
+ * The idempotency token of a run's task: one per run and attempt (ECS RunTask takes up to 64
+ * characters, and answers a token's first task for 24 hours): a run queued again after a busy
+ * service (`busyRetries`, requeueBusyRun, deferBusyStart) starts a new task, not the stopped one
+ * its token named. The task is handed it (TRAINING_TASK_TOKEN), and starts its run only while the
+ * run's retries still make it (runTraining): a task of a claim dropped since starts nothing.
+ */
+export const taskToken = (tenant: string, jobName: string, busyRetries = 0) =>
+  createHash('sha256')
+    .update(busyRetries ? `${tenant}\n${jobName}\n${busyRetries}` : `${tenant}\n${jobName}`)
+    .digest('hex')
+    .slice(0, 64);
 export const trainingRunId = (name: string) => Number(name.slice('train-'.length));
 
 export async function startTraining(c: ConsoleStore, queue: WorkQueue, tenant: string, b: S.TrainingJobBody, ids?: IdPlan) {

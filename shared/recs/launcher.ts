@@ -9,13 +9,12 @@ import { nowSeconds as now } from '../clock.ts';
 import { execFile, spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
-import { createHash } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import * as z from 'zod/mini';
 import { AwsClient, AwsHttpError } from '../aws/signed-fetch.ts';
 import { config, type TrainingTaskSettings } from '../config.ts';
 import type { ConsoleStore } from '../domain/console-records.ts';
-import { deferBusyStart, endInterruptedRun, sendRun, trainingRunId, UNSENT_RUN_GRACE_SECONDS, type RunTask, type TrainingRun, WORKER_RUN_LOST_SECONDS } from '../domain/training-runs.ts';
+import { deferBusyStart, endInterruptedRun, sendRun, taskToken, trainingRunId, UNSENT_RUN_GRACE_SECONDS, type RunTask, type TrainingRun, WORKER_RUN_LOST_SECONDS } from '../domain/training-runs.ts';
 import type { EventStore } from '../domain/types.ts';
 import type { WorkQueue } from '../queue/messages.ts';
 import { logger } from '../observability.ts';
@@ -74,16 +73,8 @@ export const UNCONFIRMED_CLAIM_SECONDS = 300;
 /** The condition that the run holds this claim, its task not yet confirmed (field by field: see Expr.fields). */
 const unconfirmed = (claim: RunTask) => ({ 'task.runner': claim.runner, 'task.claimed_at': claim.claimed_at, 'task.ref': undefined });
 
-/**
- * The idempotency token of a run's task: one per run and attempt (ECS RunTask takes up to 64
- * characters, and answers a token's first task for 24 hours): a run queued again after a busy
- * service (`busyRetries`, requeueBusyRun) starts a new task, not the stopped one its token named.
- */
-export const taskToken = (tenant: string, jobName: string, busyRetries = 0) =>
-  createHash('sha256')
-    .update(busyRetries ? `${tenant}\n${jobName}\n${busyRetries}` : `${tenant}\n${jobName}`)
-    .digest('hex')
-    .slice(0, 64);
+/** The idempotency token of a run's task (shared/domain/training-runs.ts, where the task's start checks it too). */
+export { taskToken };
 
 /**
  * Decides where the run goes and, for a task, starts it. Answers `worker` when the worker runs it
@@ -166,7 +157,16 @@ export async function placeRun(
  * environment (TRAINING_TENANT, TRAINING_JOB_NAME), validated here with zod: the inputs of one
  * run, set per task by its launcher, not settings of the service, so not in shared/config.ts.
  */
-export const taskRunSchema = z.object({ TRAINING_TENANT: z.string().check(z.minLength(1)), TRAINING_JOB_NAME: z.string().check(z.minLength(1)) });
+export const taskRunSchema = z.object({
+  TRAINING_TENANT: z.string().check(z.minLength(1)),
+  TRAINING_JOB_NAME: z.string().check(z.minLength(1)),
+  /**
+   * The token the task was launched with (`taskToken`): the task starts its run only while the run
+   * is claimed for that token's attempt (runTraining). Absent from a task launched before it was
+   * passed (a rolling deploy): the task then starts a run under any claim, as before.
+   */
+  TRAINING_TASK_TOKEN: z.optional(z.string().check(z.minLength(1))),
+});
 
 /** The task's entry point, run by node with the tsx loader locally (the container runs its bundle). */
 export const TASK_ENTRY = fileURLToPath(new URL('../../functions/workers/train-task.ts', import.meta.url));
@@ -198,7 +198,7 @@ export function childProcessLauncher(opts: { heapMb?: number } = {}): TaskLaunch
         // `ownTaskRef`), and a stack run inside an ECS task (a dev or CI container) would hand it
         // on: the child then confirmed its claim with that container's ARN, which this launcher's
         // `inspect` takes for no process, and the sweep ended its run Failed as it trained.
-        env: { ...process.env, ECS_CONTAINER_METADATA_URI_V4: undefined, TRAINING_TENANT: tenant, TRAINING_JOB_NAME: jobName },
+        env: { ...process.env, ECS_CONTAINER_METADATA_URI_V4: undefined, TRAINING_TENANT: tenant, TRAINING_JOB_NAME: jobName, TRAINING_TASK_TOKEN: token },
         stdio: ['ignore', 'inherit', 'inherit'],
       });
       await new Promise<void>((resolve, reject) => {
@@ -306,6 +306,7 @@ export function ecsLauncher(task: TrainingTaskSettings, region: string, client =
               environment: [
                 { name: 'TRAINING_TENANT', value: tenant },
                 { name: 'TRAINING_JOB_NAME', value: jobName },
+                { name: 'TRAINING_TASK_TOKEN', value: token },
               ],
             },
           ],

@@ -3,7 +3,7 @@ import { nowMs, nowSeconds as now } from '../clock.ts';
 import type { BlobStore } from '../blob.ts';
 import { seededRandom } from '../random.ts';
 import type { ConsoleStore } from '../domain/console-records.ts';
-import { busyFailure, completedWith, endInterruptedRun, requeueBusyRun, type RunTask, trainingRunId, type TrainingRun, WORKER_RUN_LOST_SECONDS } from '../domain/training-runs.ts';
+import { busyFailure, completedWith, endInterruptedRun, requeueBusyRun, type RunTask, taskToken, trainingRunId, type TrainingRun, WORKER_RUN_LOST_SECONDS } from '../domain/training-runs.ts';
 import { withRetry } from '../retry.ts';
 import { serviceBusy } from '../data/busy.ts';
 import { logger } from '../observability.ts';
@@ -185,7 +185,7 @@ async function startAttempt(
  * has marked itself as storing its version first (conditional updates on the job decide which),
  * so a run a stop was answered `Stopping` for ends `Stopped` with nothing stored.
  */
-export async function runTraining(deps: TrainerDeps, tenant: string, jobName: string, opts: { asTask?: boolean; taskRef?: string } = {}): Promise<void> {
+export async function runTraining(deps: TrainerDeps, tenant: string, jobName: string, opts: { asTask?: boolean; taskRef?: string; taskToken?: string } = {}): Promise<void> {
   const c = deps.console;
   const id = trainingRunId(jobName);
   const job = await c.get<TrainingRun>(tenant, 'job', id);
@@ -214,10 +214,27 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
   // or queued again and started by another attempt, within the same second too) changes nothing
   // (until 2026-12-07 progress writes were unconditional, and a late one landed on an ended run
   // or on a later attempt's).
+  // A container task starts only a run claimed for it: a claim there (a task of a claim dropped
+  // since, for a busy service, `deferBusyStart`, `requeueBusyRun`, finds none, or a later
+  // attempt's), not another task's confirmed one, and of its own attempt (the token it was launched
+  // with, `taskToken`, is the one the run's retries make now). Held in the start (the claim's
+  // runner, the retries read), so a claim dropped between the read and the start refuses it.
+  // Until 2026-12-07 a task's start held only Queued, and such a stray task started a run sent
+  // back for a new task: trained where its claim did not follow it (none: the sweep took it for a
+  // worker's run, and ended it Failed past the worker's time limit as it trained), or beside the
+  // new task.
+  const claim = job.task;
+  if (opts.asTask && job.status === 'Queued') {
+    const another = !claim || (claim.ref !== undefined && opts.taskRef !== undefined && claim.ref !== opts.taskRef);
+    if (another || (opts.taskToken !== undefined && opts.taskToken !== taskToken(tenant, jobName, job._busy_retries))) {
+      logger.warn('training task found its run claimed for no task or another: left as it is', { tenant, run: jobName, task: opts.taskRef ?? null });
+      return;
+    }
+  }
+  const held = opts.asTask && claim ? { status: 'Queued', 'task.runner': claim.runner, _busy_retries: job._busy_retries } : { status: 'Queued', ...(opts.asTask ? {} : { task: undefined }) };
   const startedAt = now();
   const attempt = randomUUID();
-  if (!(await startAttempt(c, tenant, id, { status: 'InProgress', started_at: startedAt, progress: 0.01, _attempt: attempt }, { status: 'Queued', ...(opts.asTask ? {} : { task: undefined }) })))
-    return;
+  if (!(await startAttempt(c, tenant, id, { status: 'InProgress', started_at: startedAt, progress: 0.01, _attempt: attempt }, held))) return;
   let lastCheck = 0;
   let stopRequested = false;
   // The run is no longer this attempt's (ended by another, or another attempt's): a progress write
@@ -269,7 +286,6 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
     // 2026-12-07 one refusal left the claim unconfirmed); still busy, it is thrown here and the run
     // queued again for a new task (requeueBusyRun, below), not trained where nothing can follow it.
     // Another failure (the write may have landed) is logged and training goes on.
-    const claim = job.task;
     if (opts.asTask && opts.taskRef !== undefined && claim && claim.ref === undefined) await confirmClaim(c, tenant, jobName, claim, opts.taskRef, attempt);
     // In the try: a refused write of this line is handled as any step's (a busy one queues the run
     // again); before the try it left the run InProgress until its message came back, 90 minutes on.

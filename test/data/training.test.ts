@@ -19,7 +19,7 @@ import {
   UNSENT_RUN_GRACE_SECONDS,
   WORKER_RUN_LOST_SECONDS,
 } from '../../shared/domain/training-runs.ts';
-import { placeRun, sweepTaskRuns, type TaskLauncher, UNCONFIRMED_CLAIM_SECONDS } from '../../shared/recs/launcher.ts';
+import { placeRun, sweepTaskRuns, type TaskLauncher, taskToken, UNCONFIRMED_CLAIM_SECONDS } from '../../shared/recs/launcher.ts';
 import { DeadlinePassed, withinDeadline } from '../../shared/deadline.ts';
 import type { WorkQueue } from '../../shared/queue/messages.ts';
 import { updateEventType } from '../../shared/domain/event-types.ts';
@@ -1723,6 +1723,51 @@ describe("a run that meets a busy service (throttled after the client's retries)
     await c.update(T10, 'job', 1, { status: 'Queued', started_at: null }, { status: 'InProgress' });
     await runTraining({ console: c, events, items, blobs }, T10, 'train-1', { asTask: true });
     expect(await c.get<TrainingRun>(T10, 'job', 1)).toMatchObject({ status: 'Completed', model_version: 1, task: { ref: 'task-2' } });
+  });
+});
+
+describe("a container task whose run's claim is not its own", () => {
+  it('a stray task of a claim dropped since (the run sent back for a new task) starts nothing: neither the run waiting to be sent again, nor the one a new claim holds', async () => {
+    const T = 'stray-task';
+    const { c, events, items, blobs, template } = await twoTastes(T);
+    const now = Math.floor(Date.now() / 1000);
+    // Its claim was dropped for a busy service (deferBusyStart: retry 1), and the run waits for the pass to send it.
+    await c.put(T, 'job', { ...job(1, template), _busy_retries: 1, _unsent_since: now });
+    const stray = { asTask: true, taskRef: 'task-1', taskToken: taskToken(T, 'train-1', 0) };
+    // Until 2026-12-07 the stray task started it all the same (its start held only Queued), with no claim to follow it by.
+    await runTraining({ console: c, events, items, blobs }, T, 'train-1', stray);
+    expect(await c.get<TrainingRun>(T, 'job', 1)).toMatchObject({ status: 'Queued', started_at: null, _busy_retries: 1 });
+    expect(await logsOf(c, T, 1)).not.toMatch(/Started/);
+    // Sent again and claimed for a new task (retry 1's token), not yet confirmed: still not the stray task's.
+    await c.update(T, 'job', 1, { task: { runner: 'test', claimed_at: now } }, { status: 'Queued' });
+    await runTraining({ console: c, events, items, blobs }, T, 'train-1', stray);
+    expect(await c.get<TrainingRun>(T, 'job', 1)).toMatchObject({ status: 'Queued', started_at: null, task: { runner: 'test', claimed_at: now } });
+    // Nor one confirmed by another task, a task that cannot tell its token (launched before it was passed) included.
+    await c.update(T, 'job', 1, { task: { runner: 'test', claimed_at: now, ref: 'task-2' } }, { status: 'Queued' });
+    await runTraining({ console: c, events, items, blobs }, T, 'train-1', { asTask: true, taskRef: 'task-1' });
+    expect(await c.get<TrainingRun>(T, 'job', 1)).toMatchObject({ status: 'Queued', started_at: null });
+    // The new task, of that claim's token, starts it and completes it.
+    await runTraining({ console: c, events, items, blobs }, T, 'train-1', { asTask: true, taskRef: 'task-2', taskToken: taskToken(T, 'train-1', 1) });
+    expect(await c.get<TrainingRun>(T, 'job', 1)).toMatchObject({ status: 'Completed', model_version: 1, task: { ref: 'task-2' } });
+  });
+
+  it("a claim dropped between the task's read of its run and its start refuses the start", async () => {
+    const T = 'stray-task-race';
+    const { c, events, items, blobs, template } = await twoTastes(T);
+    await c.put(T, 'job', { ...job(1, template), task: { runner: 'test', claimed_at: Math.floor(Date.now() / 1000) } });
+    // Another task of the same claim (the same token) met a busy service and dropped it, as this one read the run.
+    const racing: ConsoleStore = {
+      ...c,
+      async update(tenant, kind, id, set, held) {
+        if (set.status === 'InProgress') expect(await deferBusyStart(c, T, 'train-1', Object.assign(new Error('throttled'), { name: 'ThrottlingException' }), { asTask: true })).toBe(true);
+        return c.update(tenant, kind, id, set, held);
+      },
+    };
+    await runTraining({ console: racing, events, items, blobs }, T, 'train-1', { asTask: true, taskRef: 'task-1', taskToken: taskToken(T, 'train-1', 0) });
+    const waiting = await c.get<TrainingRun>(T, 'job', 1);
+    expect(waiting).toMatchObject({ status: 'Queued', started_at: null, _busy_retries: 1, _unsent_since: expect.any(Number) });
+    expect(waiting).not.toHaveProperty('task');
+    expect(await logsOf(c, T, 1)).not.toMatch(/Started/);
   });
 });
 

@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nowSeconds } from '../../shared/clock.ts';
 import { stores } from '../../shared/data/index.ts';
-import { trainingRunId, type TrainingRun } from '../../shared/domain/training-runs.ts';
+import { taskToken, trainingRunId, type TrainingRun } from '../../shared/domain/training-runs.ts';
 import { childProcessLauncher, TASK_ENTRY } from '../../shared/recs/launcher.ts';
 import { startTestStack, type TestStack, until } from '../helpers/stack.ts';
 
@@ -156,7 +156,8 @@ describe('a training run above the task threshold', () => {
     process.env.ECS_CONTAINER_METADATA_URI_V4 = 'http://127.0.0.1:9/v4/test';
     let ref: string;
     try {
-      ref = await childProcessLauncher().launch({ tenant: t.stack.credentials.tenant, jobName: name, token: `own-ref-${name}` });
+      // Its claim's token, as placeRun launches it (the task starts only a run its token's attempt claimed).
+      ref = await childProcessLauncher().launch({ tenant: t.stack.credentials.tenant, jobName: name, token: taskToken(t.stack.credentials.tenant, name) });
     } finally {
       delete process.env.ECS_CONTAINER_METADATA_URI_V4;
     }

@@ -341,6 +341,19 @@ describe('asking after a task', () => {
     await expect(ecsLauncher(settings, 'eu-west-1', answering({ tasks: [], failures: [{ reason: 'ACCESS_DENIED' }] }).client).inspect('arn:task/1')).rejects.toThrow(/ACCESS_DENIED/);
   });
 
+  it("on ECS: RunTask hands the task its run and its token (the task starts its run only under that token's claim)", async () => {
+    const started = answering({ tasks: [{ taskArn: 'arn:task/9' }] });
+    const token = taskToken('acme', 'train-7', 1);
+    expect(await ecsLauncher(settings, 'eu-west-1', started.client).launch({ tenant: 'acme', jobName: 'train-7', token })).toBe('arn:task/9');
+    const body = JSON.parse(started.sent[0]?.body as string);
+    expect(body.clientToken).toBe(token);
+    expect(body.overrides.containerOverrides[0].environment).toEqual([
+      { name: 'TRAINING_TENANT', value: 'acme' },
+      { name: 'TRAINING_JOB_NAME', value: 'train-7' },
+      { name: 'TRAINING_TASK_TOKEN', value: token },
+    ]);
+  });
+
   it('locally: a process that is there is running, one that is not has stopped', async () => {
     const l = childProcessLauncher();
     expect(await l.inspect(`pid ${process.pid}`)).toEqual({ state: 'running' });
