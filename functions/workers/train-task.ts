@@ -42,12 +42,14 @@ async function ownTaskRef(): Promise<string | undefined> {
 }
 
 let failure: unknown;
+const ref = await ownTaskRef();
 try {
-  await runTraining({ console: s.console, events: s.events, items: s.items, blobs: blobs() }, tenant, jobName, { asTask: true, taskRef: await ownTaskRef(), taskToken: token });
+  await runTraining({ console: s.console, events: s.events, items: s.items, blobs: blobs() }, tenant, jobName, { asTask: true, taskRef: ref, taskToken: token });
 } catch (e) {
   // A busy service before the run started: the run is queued again for a new task (the maintenance
-  // pass sends it in a few minutes), not ended Failed by the task sweep once this one exits.
-  if (!(await deferBusyStart(s.console, tenant, jobName, e, { asTask: true }))) failure = e;
+  // pass sends it in a few minutes), not ended Failed by the task sweep once this one exits. Only
+  // this task's claim (its token's attempt, not another task's): a stray task drops no other's.
+  if (!(await deferBusyStart(s.console, tenant, jobName, e, { asTask: true, token, ref }))) failure = e;
 }
 // Also after a failure: a run that stored its version before it failed ended Completed with it,
 // and nothing else would decide its promotion (until 2026-12-04 it was never decided).

@@ -321,7 +321,11 @@ export async function requeueBusyRun(c: Pick<ConsoleStore, 'get' | 'update' | 'a
  * message's next delivery or the task sweep follow); with `asTask`, one claimed for a container
  * task whose claim is not confirmed, the claim dropped: in the task (it exits), or in the worker
  * whose launch of the task was refused for load, no task started (`placeRun`, LaunchThrottled:
- * only its own `claim`, still unconfirmed). Answers whether it marked or ended the run; false for an
+ * only its own `claim`, still unconfirmed). A task passes its `token` (TRAINING_TASK_TOKEN) and
+ * its own `ref`: only a claim of its attempt (the run's retries still make that token), not
+ * another task's confirmed one, is its to drop (until 2026-12-07 a stray task of a claim dropped
+ * since, throttled, dropped the next task's claim, spending a retry, or at the last ended the run
+ * Failed). Answers whether it marked or ended the run; false for an
  * error that is not busy, a run not as above, or when its own read or write failed (the caller
  * goes on as before: thrown). Never throws.
  */
@@ -330,14 +334,14 @@ export async function deferBusyStart(
   tenant: string,
   jobName: string,
   error: unknown,
-  opts: { asTask?: boolean; claim?: RunTask } = {},
+  opts: { asTask?: boolean; claim?: RunTask; token?: string | undefined; ref?: string | undefined } = {},
 ): Promise<boolean> {
   if (!serviceBusy(error)) return false;
   const why = error instanceof Error ? error.message : String(error);
   try {
     return await withRetry<boolean>(BUSY_WRITE_RETRY, async () => {
       try {
-        return { value: await deferOnce(c, tenant, jobName, why, opts.asTask ?? false, opts.claim) };
+        return { value: await deferOnce(c, tenant, jobName, why, opts.asTask ?? false, opts) };
       } catch (e) {
         return { failure: e, retryable: serviceBusy(e) };
       }
@@ -348,9 +352,19 @@ export async function deferBusyStart(
   }
 }
 
-async function deferOnce(c: Pick<ConsoleStore, 'get' | 'update' | 'appendLog'>, tenant: string, jobName: string, why: string, asTask: boolean, mine?: RunTask): Promise<boolean> {
+async function deferOnce(
+  c: Pick<ConsoleStore, 'get' | 'update' | 'appendLog'>,
+  tenant: string,
+  jobName: string,
+  why: string,
+  asTask: boolean,
+  { claim: mine, token, ref }: { claim?: RunTask; token?: string | undefined; ref?: string | undefined },
+): Promise<boolean> {
   const job = await c.get<TrainingRun>(tenant, 'job', trainingRunId(jobName));
   if (job?.status !== 'Queued' || (asTask ? !job.task : job.task)) return false;
+  // A task's: only a claim of its own attempt, not another task's confirmed one.
+  if (token !== undefined && token !== taskToken(tenant, jobName, job._busy_retries)) return false;
+  if (ref !== undefined && job.task?.ref !== undefined && job.task.ref !== ref) return false;
   // Only that claim, still unconfirmed (a later delivery's claim, or its task's, is not the caller's to drop).
   if (mine && (job.task?.runner !== mine.runner || job.task.claimed_at !== mine.claimed_at || job.task.ref !== undefined)) return false;
   const claim = job.task ? { 'task.runner': job.task.runner, 'task.claimed_at': job.task.claimed_at, 'task.ref': job.task.ref } : { task: undefined };

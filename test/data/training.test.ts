@@ -1771,6 +1771,30 @@ describe("a container task whose run's claim is not its own", () => {
   });
 });
 
+describe("a container task's deferral of a busy start", () => {
+  it("drops only a claim of its own attempt: a stray task's leaves the next task's claim, confirmed or not, and its retries", async () => {
+    const T = 'stray-task-defers';
+    const { c, template } = await twoTastes(T);
+    const now = Math.floor(Date.now() / 1000);
+    const busy = Object.assign(new Error('Rate of requests exceeds the allowed throughput.'), { name: 'ThrottlingException' });
+    // The run was sent back once (its first task's claim dropped) and claimed for a new task (retry 1's token).
+    const claim = { runner: 'test', claimed_at: now };
+    await c.put(T, 'job', { ...job(1, template), _busy_retries: 1, task: claim });
+    // Until 2026-12-07 the first task, throttled as it read the run, dropped that claim and spent a retry.
+    expect(await deferBusyStart(c, T, 'train-1', busy, { asTask: true, token: taskToken(T, 'train-1', 0), ref: 'task-1' })).toBe(false);
+    expect(await c.get<TrainingRun>(T, 'job', 1)).toMatchObject({ status: 'Queued', _busy_retries: 1, task: claim });
+    // Nor, with the token of that attempt, another task's confirmed claim.
+    await c.update(T, 'job', 1, { task: { ...claim, ref: 'task-2' } }, { status: 'Queued' });
+    expect(await deferBusyStart(c, T, 'train-1', busy, { asTask: true, token: taskToken(T, 'train-1', 1), ref: 'task-1' })).toBe(false);
+    expect(await c.get<TrainingRun>(T, 'job', 1)).toMatchObject({ _busy_retries: 1, task: { ref: 'task-2' } });
+    // Its own task's deferral drops it.
+    expect(await deferBusyStart(c, T, 'train-1', busy, { asTask: true, token: taskToken(T, 'train-1', 1), ref: 'task-2' })).toBe(true);
+    const waiting = await c.get<TrainingRun>(T, 'job', 1);
+    expect(waiting).toMatchObject({ status: 'Queued', _busy_retries: 2, _unsent_since: expect.any(Number) });
+    expect(waiting).not.toHaveProperty('task');
+  });
+});
+
 describe("a trainer's writes once its run is no longer its attempt's", () => {
   /** The console store, with `race` run once, just before the trainer's first write of its progress after its start. */
   const beforeProgress = (c: ConsoleStore, race: () => Promise<void>): ConsoleStore => {
