@@ -190,7 +190,15 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
   const id = trainingRunId(jobName);
   const job = await c.get<TrainingRun>(tenant, 'job', id);
   if (!job) return;
-  const log = (message: string) => c.appendLog(tenant, id, [{ ts: now(), message }]);
+  // The run is no longer this attempt's (ended by another, or another attempt's): a progress write
+  // was refused and a read showed it, or a poll did. The trainer then stops quietly: it writes
+  // nothing more, its log included, and ends nothing (its ends below hold this attempt only).
+  let movedAway = false;
+  // Its log lines stop there too (until 2026-12-07 lines written between the refusal and the next
+  // check, `Training on all ...` after a refused progress write, landed after the run's end).
+  const log = async (message: string) => {
+    if (!movedAway) await c.appendLog(tenant, id, [{ ts: now(), message }]);
+  };
   if (job.status === 'Stopping') {
     await c.update(tenant, 'job', id, { status: 'Stopped', finished_at: now() }, { status: 'Stopping' });
     return;
@@ -237,10 +245,6 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
   if (!(await startAttempt(c, tenant, id, { status: 'InProgress', started_at: startedAt, progress: 0.01, _attempt: attempt }, held))) return;
   let lastCheck = 0;
   let stopRequested = false;
-  // The run is no longer this attempt's (ended by another, or another attempt's): a progress write
-  // was refused, or a read showed it. The trainer then stops quietly: it writes nothing more and
-  // ends nothing (its Stopped end below holds this attempt's stop only).
-  let movedAway = false;
   const checkStop = async (fresh = false) => {
     if (!fresh && nowMs() - lastCheck < 1000) return stopRequested || movedAway;
     lastCheck = nowMs();
@@ -250,10 +254,14 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
     return stopRequested || movedAway;
   };
   const hooks: TrainHooks = { shouldStop: () => stopRequested || movedAway };
-  /** A write of the run's progress: only while it is InProgress in this attempt; refused, the trainer stops quietly. */
+  /**
+   * A write of the run's progress: only while it is InProgress in this attempt. Refused, the run is
+   * read: asked to stop (Stopping, still this attempt's), the trainer stops as for any stop; no
+   * longer this attempt's, it stops quietly.
+   */
   const progress = async (fraction: number) => {
     if (movedAway) return;
-    if (!(await c.update(tenant, 'job', id, { progress: fraction }, { status: 'InProgress', _attempt: attempt }))) movedAway = true;
+    if (!(await c.update(tenant, 'job', id, { progress: fraction }, { status: 'InProgress', _attempt: attempt }))) await checkStop(true);
   };
   // A read that fails here is tried again at the next tick: left unhandled, its rejection would
   // end the process (the Lambda invocation, the container task, `npm start`) and the run with it.
@@ -421,7 +429,7 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
     const split = holdout(kept);
     const evalSet = new Dataset(split.train, universe);
     await progress(0.1);
-    if (movedAway) throw new Stopped('moved on');
+    if (stopRequested || movedAway) throw new Stopped('stopped');
     await log(`Evaluating ${algorithm} on a holdout of ${split.test.length} interactions`);
     const stage = (prefix: string, from: number): [TrainHooks, (p: CurvePoint) => void] => [
       {

@@ -1844,6 +1844,51 @@ describe("a trainer's writes once its run is no longer its attempt's", () => {
   });
 });
 
+describe("a trainer's log once its run is no longer its attempt's", () => {
+  it('a run ended as its trainer writes its progress after the holdout gets no further line from it: its end stays its last line', async () => {
+    const T = 'late-progress-log';
+    const { c, events, items, blobs, template } = await twoTastes(T);
+    await c.put(T, 'job', queuedRun(1, { algorithm: 'auto' }, { template_id: template, created: Math.floor(Date.now() / 1000) }));
+    // The run is ended (as interrupted: the sweep, a late delivery) as its trainer writes its progress of 0.5.
+    let raced = false;
+    const racing: ConsoleStore = {
+      ...c,
+      async update(tenant, kind, id, set, held) {
+        if (!raced && kind === 'job' && set.progress === 0.5) {
+          raced = true;
+          expect(await endInterruptedRun(c, T, (await c.get<TrainingRun>(T, 'job', 1)) as TrainingRun, 'its worker stopped')).toBe('Failed');
+        }
+        return c.update(tenant, kind, id, set, held);
+      },
+    };
+    await runTraining({ console: racing, events, items, blobs }, T, 'train-1');
+    expect(raced).toBe(true);
+    expect(await c.get<TrainingRun>(T, 'job', 1)).toMatchObject({ status: 'Failed', model_version: null });
+    // Until 2026-12-07 its trainer went on to log `Training on all ... interactions` after the run's end.
+    expect((await logsOf(c, T, 1)).split('\n').at(-1)).toMatch(/^Failed: The run was interrupted/);
+  });
+
+  it('a stop that refuses its progress write still ends the run Stopped, saying so', async () => {
+    const T = 'stop-refuses-progress';
+    const { c, events, items, blobs, template } = await twoTastes(T);
+    await c.put(T, 'job', job(1, template));
+    let raced = false;
+    const racing: ConsoleStore = {
+      ...c,
+      async update(tenant, kind, id, set, held) {
+        if (!raced && kind === 'job' && set.progress === 0.1) {
+          raced = true;
+          expect((await stopTrainingRun(c, T, 'train-1')).status).toBe('Stopping');
+        }
+        return c.update(tenant, kind, id, set, held);
+      },
+    };
+    await runTraining({ console: racing, events, items, blobs }, T, 'train-1');
+    expect(await c.get<TrainingRun>(T, 'job', 1)).toMatchObject({ status: 'Stopped', model_version: null });
+    expect((await logsOf(c, T, 1)).split('\n').at(-1)).toBe('Stopped; no version was created');
+  });
+});
+
 describe("a trainer's start whose write landed but whose answer was lost", () => {
   /**
    * The console store over a table whose first UpdateItem that starts a run (sets InProgress under
