@@ -153,7 +153,7 @@ async function confirmClaim(c: Pick<ConsoleStore, 'update'>, tenant: string, job
  * A trainer's start of its attempt (`start`, holding its `_attempt` token), under `held`: whether
  * it applied. A write can land and its answer be lost (a throttled or dropped answer): the
  * client's retry of it is then refused (its condition no longer holds), or the client gives up
- * and throws. Either way the run is read back, and shows this attempt's start if it landed: the
+ * and throws. Either way the run is read back (a busy read tried again), and shows this attempt's start if it landed: the
  * trainer carries on. Until 2026-12-07 such a run was left InProgress with nothing training it
  * (the worker's invocation, or the container task, exited: the task with 1), and ended Failed
  * once the maintenance pass found it. A start neither applied nor read back throws the write's error.
@@ -165,7 +165,17 @@ async function startAttempt(
   start: Record<string, unknown> & { _attempt: string },
   held: Record<string, unknown>,
 ): Promise<boolean> {
-  const ours = async () => (await c.get<TrainingRun>(tenant, 'job', id))?._attempt === start._attempt;
+  // The read back waits out a busy table as the confirmation does (CONFIRM_RETRY): the start's
+  // answer was lost to load, and a read at once often meets the same (until 2026-12-07 one refused
+  // read threw, and a start that had landed was left InProgress with nothing training it).
+  const ours = () =>
+    withRetry<boolean>(CONFIRM_RETRY, async () => {
+      try {
+        return { value: (await c.get<TrainingRun>(tenant, 'job', id))?._attempt === start._attempt };
+      } catch (e) {
+        return { failure: e, retryable: serviceBusy(e) };
+      }
+    });
   let applied: boolean;
   try {
     applied = await c.update(tenant, 'job', id, start, held);

@@ -1921,6 +1921,34 @@ describe("a trainer's start whose write landed but whose answer was lost", () =>
     });
   }
 
+  it('whose read back is throttled too is read again: the run carries on, not left InProgress with nothing training it', async () => {
+    const T = 'lost-start-read-busy';
+    const { c, events, items, blobs, template } = await twoTastes(T);
+    await c.put(T, 'job', job(1, template));
+    const lossy = losingTheStart('throttled');
+    // The first read after the lost start is throttled as well (after the client's retries).
+    let started = false;
+    let refusedRead = false;
+    const busyRead: ConsoleStore = {
+      ...lossy,
+      async update(tenant, kind, id, set, held) {
+        if (set.status === 'InProgress') started = true;
+        return lossy.update(tenant, kind, id, set, held);
+      },
+      async get(tenant, kind, id) {
+        if (started && !refusedRead) {
+          refusedRead = true;
+          throw Object.assign(new Error('Rate of requests exceeds the allowed throughput.'), { name: 'ThrottlingException' });
+        }
+        return lossy.get(tenant, kind, id);
+      },
+    };
+    // Until 2026-12-07 the start's error was thrown: the worker's message failed, and the run stayed InProgress until the maintenance pass ended it Failed.
+    await runTraining({ console: busyRead, events, items, blobs }, T, 'train-1');
+    expect(refusedRead).toBe(true);
+    expect(await c.get<TrainingRun>(T, 'job', 1)).toMatchObject({ status: 'Completed', model_version: 1 });
+  });
+
   it("a start refused because another attempt started the run is not taken for this one's", async () => {
     const T = 'lost-start-other';
     const { c, events, items, blobs, template } = await twoTastes(T);
