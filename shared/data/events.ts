@@ -115,16 +115,25 @@ export function dynamoEventStore(t: TableRef): EventStore {
       return { perDay, firstCounted: firstDays[0] ?? null, oldestEventAt: created.length ? Math.min(...created) : null };
     },
 
-    async recentByUser(tenant: string, userId: string, limit: number, afterId?: number, below?: number): Promise<RecentEvent[]> {
+    async recentByUser(tenant: string, userId: string, limit: number, afterId?: number, below?: number, pages = Infinity): Promise<RecentEvent[]> {
       const range = afterId ? { gt: sortId(afterId) } : below !== undefined ? { lt: sortId(below) } : undefined;
       // Page after page until `limit`: a Query answers at most 1 MB of the rows it reads (whole
       // events, the index projecting them all; up to 32 KB each), whatever it projects. One page
       // was read until 2026-12-07, so a user's latest 100 events of 12 KB each answered about 85,
       // and 5,000 events of over 210 bytes each (a row's keys and fields) fewer than 5,000: items
       // interacted with past them came back, and a short read was taken for all of the user's
-      // events (segments).
-      const rows = await queryUpTo(t, { ...refine(byUser.query({ tenant, user_id: userId }, range), { project: RECENT }), ScanIndexForward: false }, limit);
-      return rows.map(toRecent);
+      // events (segments). At most `pages` of them: 5,000 events of 32 KB are 160 pages (160 MB,
+      // some 20,000 read units) read one after another.
+      const input: QueryInput = { ...refine(byUser.query({ tenant, user_id: userId }, range), { project: RECENT }), ScanIndexForward: false };
+      const out: RecentEvent[] = [];
+      let start: Row | undefined;
+      for (let n = 0; n < pages && out.length < limit; n++) {
+        const page = await queryPage(t, { ...input, Limit: limit - out.length, ExclusiveStartKey: start });
+        for (const row of page.items) out.push(toRecent(row));
+        start = page.lastKey;
+        if (!start) break;
+      }
+      return out;
     },
 
     async latest(tenant: string, limit: number, below?: number): Promise<RecentEvent[]> {

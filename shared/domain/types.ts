@@ -204,9 +204,10 @@ export interface EventStore {
   /**
    * A user's latest events, newest first: only their id, item, type and creation time (all that
    * serving reads); with `afterId`, only events with a higher id; with `below` (and no `afterId`),
-   * only those with a lower id.
+   * only those with a lower id. Read a Query page (at most 1 MB of whole events) after another;
+   * with `pages`, at most that many (fewer than `limit` may then come back though the user has more).
    */
-  recentByUser(tenant: string, userId: string, limit: number, afterId?: number, below?: number): Promise<RecentEvent[]>;
+  recentByUser(tenant: string, userId: string, limit: number, afterId?: number, below?: number, pages?: number): Promise<RecentEvent[]>;
   /**
    * The tenant's latest events across every write shard, newest (highest id) first, up to
    * `limit`: only their id, item, type and creation time. With `below`, those with a lower id,

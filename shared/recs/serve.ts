@@ -58,17 +58,25 @@ export interface RecsDeps {
 }
 
 /**
- * How many of the user's latest events a request reads (one Query). The model's artifact holds
+ * How many of the user's latest events a request reads (a Query page or more: 100 events of
+ * 32 KB take 4). The model's artifact holds
  * each user's history up to its `eventsThrough` id; a request reads only the events after it
  * (and all of a user's latest events without a model).
  */
 const HISTORY_LIMIT = 100;
 /**
  * A user with more events than that since the model's artifact: the items of their latest this
- * many are seen too (left out unless include_seen), read (id, item, type, time: one page) only
- * then. Without it, an item interacted with more than 100 events ago, after training, came back.
+ * many are seen too (left out unless include_seen), read (id, item, type, time) only then.
+ * Without it, an item interacted with more than 100 events ago, after training, came back.
  */
 const SEEN_LIMIT = 5000;
+/**
+ * The Query pages (each at most 1 MB of whole events) that read reads at most: 5,000 events of up
+ * to some 800 bytes each as stored. Larger events are read that far only: unbounded, 5,000 events
+ * of 32 KB each were 160 pages (160 MB, some 20,000 read units, several seconds one page after
+ * another, past the request's deadline) on every request of that user.
+ */
+const SEEN_PAGES = 4;
 
 /**
  * Cache: per tenant and endpoint, the event id the last request read after (its model's
@@ -144,7 +152,7 @@ export async function recommend(deps: RecsDeps, tenant: string, q: Recommendatio
     const recentRead = afterFromPlan(plan, through, HISTORY_LIMIT) ?? (guessed && guess <= through ? guessed.filter((e) => e.id > through) : await recentAfter(through));
     const recent = sinceErasure(recentRead);
     // More events since the artifact than the taste reads: the rest are seen too.
-    const alsoSeen = userId !== undefined && recentRead.length >= HISTORY_LIMIT ? sinceErasure(await deps.events.recentByUser(tenant, userId, SEEN_LIMIT, through)) : [];
+    const alsoSeen = userId !== undefined && recentRead.length >= HISTORY_LIMIT ? sinceErasure(await deps.events.recentByUser(tenant, userId, SEEN_LIMIT, through, undefined, SEEN_PAGES)) : [];
 
     // A served model weighs the latest events as it was trained (a weight change takes effect at
     // the next run); the current weights only for types it does not know, or when it stored none

@@ -124,6 +124,44 @@ describe('event store', () => {
     expect(await s.recentByUser('other', 'u', 5)).toEqual([]);
   });
 
+  it("reads a user's latest events page after page, at most `pages` Query pages when asked (1 MB of whole events each)", async () => {
+    let queries = 0;
+    const watched: TableRef = {
+      ...db.table,
+      signed: {
+        ...db.table.signed,
+        query: async (input) => {
+          queries++;
+          return db.table.signed.query(input);
+        },
+      },
+    };
+    const s = dynamoEventStore(watched);
+    // 200 events of about 30 KB: some 34 to a page, six pages or more.
+    const big = 'x'.repeat(30_000);
+    for (let k = 0; k < 4; k++)
+      await s.append(
+        'pages',
+        Array.from({ length: 50 }, (_, i) => ev('u', 'view', { item_id: String(k * 50 + i), payload: { big } })),
+        1,
+      );
+    queries = 0;
+    const all = await s.recentByUser('pages', 'u', 5000);
+    expect(all.map((e) => e.id)).toEqual(Array.from({ length: 200 }, (_, i) => 200 - i));
+    expect(queries).toBeGreaterThan(4);
+    queries = 0;
+    const bounded = await s.recentByUser('pages', 'u', 5000, undefined, undefined, 4);
+    expect(queries).toBe(4);
+    // The newest, in order, as far as the pages went.
+    expect(bounded.length).toBeGreaterThan(100);
+    expect(bounded.length).toBeLessThan(200);
+    expect(bounded.map((e) => e.id)).toEqual(Array.from({ length: bounded.length }, (_, i) => 200 - i));
+    // Within `limit` as before: one page when it holds them.
+    queries = 0;
+    expect((await s.recentByUser('pages', 'u', 10, undefined, undefined, 4)).map((e) => e.id)).toEqual(Array.from({ length: 10 }, (_, i) => 200 - i));
+    expect(queries).toBe(1);
+  });
+
   it("reads a tenant's latest events across every write shard, newest first, within the limit", async () => {
     const s = dynamoEventStore(db.table);
     const n = EVENT_SHARDS * 7 + 2;

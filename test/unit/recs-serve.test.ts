@@ -202,3 +202,28 @@ describe('recommend: a promoted version this code cannot read', () => {
     expect(reads).toEqual(['models/t/3.bin']);
   });
 });
+
+describe("recommend: the read of a user's latest 5,000 events", () => {
+  it('asks at most 4 Query pages of them (unbounded, 5,000 events of 32 KB were 160 pages on every request)', async () => {
+    const docs = new Map(
+      [1, 2, 3].map((id) => [id, { id, name: `item ${id}`, metadata: {}, active: true, created: 0, updated_at: 0, vector: Float32Array.from([1, id / 10]) } as unknown as ItemWithVector]),
+    );
+    const catalog = nearestFirstCatalog(docs);
+    const reads: { limit: number; pages: number | undefined }[] = [];
+    // 100 events since (none of a model): the read of the latest 5,000 follows.
+    const recentByUser = async (_t: string, _u: string, limit: number, _after?: number, _below?: number, pages?: number) => {
+      reads.push({ limit, pages });
+      return Array.from({ length: Math.min(limit, 100) }, (_, k) => ({ id: 1000 - k, item_id: '1', type: 'view', created: 0 }));
+    };
+    const deps = {
+      console: { servingRecords: async () => ({ endpoint: [], event_type: [] }), erasedUser: async () => undefined } as unknown as ConsoleStore,
+      events: { recentByUser, latest: async () => [{ id: 1, item_id: '2', user_id: 'x', type: 'view', created: 0 }] } as unknown as EventStore,
+      blobs: {} as unknown as BlobStore,
+      catalog: async () => catalog,
+    };
+    const r = await recommend(deps, 'seen-pages', { user_id: 'heavy', limit: 2, include_seen: false, explain: false }, 'req');
+    expect(r.data.map((x) => x.item_id)).not.toContain('1');
+    const seen = reads.find((x) => x.limit === 5000);
+    expect(seen?.pages).toBe(4);
+  });
+});
