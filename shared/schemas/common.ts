@@ -160,8 +160,12 @@ export const missingOr =
 /** A type check's message: "<field> is required" when it was not sent, "<field> must be <kind>" when it was, of another type. */
 export const kindOf = (field: string, kind: string) => missingOr(`${field} is required`, `${field} must be ${kind}`);
 
-/** No NUL, line break or other control character: the text is one line a console shows (a name, a version's label). */
-export const oneLineOnly = (field: string) => z.refine<string>((s) => !/\p{Cc}/u.test(s), `${field} must not hold control characters (NUL, tab, line breaks, ...)`);
+/**
+ * No NUL, line break or other control character, nor Unicode's line and paragraph separators
+ * (U+2028, U+2029: a line break in a browser's text and in JavaScript source, taken until
+ * 2026-12-07): the text is one line a console shows (a name, a version's label).
+ */
+export const oneLineOnly = (field: string) => z.refine<string>((s) => !/[\p{Cc}\u2028\u2029]/u.test(s), `${field} must not hold control characters (NUL, tab, line breaks, ...)`);
 
 /**
  * A character that shows: not white space, nor one Unicode says to render as nothing

@@ -422,7 +422,7 @@ describe('names a person gives records', () => {
     const named = await P('POST', '/api/contexts', { name: '\u200b\u00e9\u200d' });
     expect(named.status).toBe(201);
     // Control characters (NUL, line breaks): a name is one line a console shows.
-    for (const name of ['a\u0000b', 'two\nlines']) {
+    for (const name of ['a\u0000b', 'two\nlines', 'two\u2028lines', 'two\u2029paragraphs']) {
       const r = await P('POST', '/api/contexts', { name });
       expect(r.status, JSON.stringify(name)).toBe(400);
       expect(r.body.error).toMatch(/name: name must not hold control characters/);
