@@ -303,7 +303,8 @@ const platformRoutes: PlatformRoute[] = [
   // versions their runs made, while labelling, approving and promoting (what is served) is admin's.
   platform('PATCH', '/api/models/{version}', 'platform/models/update', CONSOLE_CHANGE),
   platform('POST', '/api/models/{version}/approve', 'platform/models/approve', CONSOLE_CHANGE),
-  platform('POST', '/api/models/{version}/promote', 'platform/models/promote', CONSOLE_CHANGE),
+  // A promotion puts its audit entry (PutItem) in one transaction with the endpoint's change.
+  platform('POST', '/api/models/{version}/promote', 'platform/models/promote', CONSOLE_WRITE),
   // Erasure (admin): the user's events found on their index (gsi1) and deleted by key; the
   // user's erasure marker put in the serving partition; the Idempotency-Key records of the
   // requests that wrote the events emptied (UpdateItem), their answers' parts (Query) deleted; the

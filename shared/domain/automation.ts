@@ -3,7 +3,7 @@ import type { WorkQueue } from '../queue/messages.ts';
 import { DEFAULT_TRAINING_OPTIONS } from '../schemas/console.ts';
 import type { ConsoleStore } from './console-records.ts';
 import { findEndpoint, keptByName } from './endpoints.ts';
-import type { ModelVersion, Promotion } from './model-versions.ts';
+import { promotionEntry, type ModelVersion, type Promotion } from './model-versions.ts';
 import { scheduleSeconds, type Template } from './templates.ts';
 import { trainingRunId, trainingRunName, queueRun, type TrainingRun } from './training-runs.ts';
 
@@ -135,7 +135,10 @@ export async function decideAutoPromotion(c: ConsoleStore, tenant: string, name:
     // Only if the endpoint still serves what was compared with (none: null, as a promotion made by
     // hand within the second of its updated_at leaves that as it was): else decide again.
     if (decision.promoted && endpoint && serving !== version) {
-      if (!(await c.update(tenant, 'endpoint', endpoint.id, { model_version: version, updated_at: nowSeconds() }, { updated_at: endpoint.updated_at, model_version: serving }))) continue;
+      // Written with its audit entry (resource model-endpoints/<id>), as a promotion by hand is.
+      const at = nowSeconds();
+      const entry = promotionEntry(await c.auditId(tenant), `auto_promote:templates/${job.template_id}`, endpoint, version, at);
+      if (!(await c.update(tenant, 'endpoint', endpoint.id, { model_version: version, updated_at: at }, { updated_at: endpoint.updated_at, model_version: serving }, { entry }))) continue;
       // Written to a record a create of its name at once is taking back: decided again on the one kept.
       if (!(await keptByName(c, tenant, endpoint))) continue;
     }

@@ -28,7 +28,7 @@ export interface AuditEntry {
   /** The API key's 8-character prefix (null when no key made the change). */
   actor: string | null;
   action: 'create' | 'update' | 'delete';
-  /** `rules/12`, `segments/3`, `experiments/4`, `rerank-controls/7`. */
+  /** `rules/12`, `segments/3`, `experiments/4`, `rerank-controls/7`, `synonyms/2`, `model-endpoints/1` (promotions). */
   resource: string;
   before: unknown;
   after: unknown;

@@ -1,9 +1,9 @@
 import type { z } from 'zod/mini';
 import { nowSeconds } from '../clock.ts';
 import type * as S from '../schemas/console.ts';
-import { notFound, recordPage, type ConsoleRecord, type ConsoleStore } from './console-records.ts';
+import { notFound, recordPage, type AuditEntry, type ConsoleRecord, type ConsoleStore } from './console-records.ts';
 import { findEndpoint, keptByName, type Endpoint } from './endpoints.ts';
-import { NotFound, PreconditionFailed } from './errors.ts';
+import { Conflict, NotFound, PreconditionFailed } from './errors.ts';
 
 /** Model versions: what a completed training run stored, compared, approved and promoted to an endpoint. */
 
@@ -122,24 +122,48 @@ export async function approveModel(c: ConsoleStore, tenant: string, version: num
 }
 /** Tries of a promotion whose endpoint was taken back (a create that lost its name) between its read and its write. */
 const PROMOTE_TRIES = 3;
+/** Tries of a promotion whose endpoint changed between its read and its write (another promotion, a default move). */
+const PROMOTE_RACES = 8;
+/**
+ * A promotion's audit entry (resource `model-endpoints/<id>`): the endpoint's name and the version
+ * it served before and after. `actor` is the API key's prefix (or console user) of a promotion by
+ * hand, `auto_promote:templates/<id>` of one the template's policy made.
+ */
+export function promotionEntry(id: number, actor: string | null, e: Endpoint, version: number, at: number): AuditEntry {
+  const shown = (v: number | null) => ({ endpoint_name: e.endpoint_name, model_version: v });
+  return { id, at, actor, action: 'update', resource: `model-endpoints/${e.id}`, before: shown(e.model_version), after: shown(version) };
+}
 /**
  * Only an approved version can serve; the endpoint serves it from its next request. Answers the
- * version with the endpoint serving it as this request left it: read back after the write, a
- * promotion of another version to the endpoint made meanwhile answered this one as not served
- * there. An endpoint taken back before the write (the second of two creates of its name) is looked
+ * version with the endpoint serving it as this request left it. The endpoint's change is written
+ * with its audit entry (one transaction), conditional on the endpoint as read, so each entry's
+ * `before` is what it served then: one that changed meanwhile (another promotion at once) is read
+ * again. An endpoint taken back before the write (the second of two creates of its name) is looked
  * for again by name (the one that kept it), not answered as promoted.
  */
-export async function promoteModel(c: ConsoleStore, tenant: string, version: number, endpointName: string) {
+export async function promoteModel(c: ConsoleStore, tenant: string, version: number, endpointName: string, actor?: string) {
   const m = await getModel(c, tenant, version);
   if (m.status !== 'Approved') throw new PreconditionFailed(`Version ${version} is not approved: approve it before promoting it.`);
-  for (let attempt = 0; attempt < PROMOTE_TRIES; attempt++) {
+  let found = false;
+  for (let attempt = 0, raced = 0; attempt < PROMOTE_TRIES && raced < PROMOTE_RACES; ) {
     const e = await findEndpoint(c, tenant, endpointName);
     if (!e) break;
-    const wrote = await c.updated<Endpoint>(tenant, 'endpoint', e.id, { model_version: version, updated_at: nowSeconds() });
+    found = true;
+    const now = nowSeconds();
+    const entry = promotionEntry(await c.auditId(tenant), actor ?? null, e, version, now);
+    if (!(await c.update(tenant, 'endpoint', e.id, { model_version: version, updated_at: now }, { model_version: e.model_version, updated_at: e.updated_at }, { entry }))) {
+      raced++;
+      continue;
+    }
     // Written to a record a create of its name at once is taking back: promoted to the one kept instead.
-    if (!wrote || !(await keptByName(c, tenant, wrote))) continue;
-    const [now, all] = await Promise.all([getModel(c, tenant, version), c.list<Endpoint>(tenant, 'endpoint')]);
-    return modelView(c, tenant, now, [...all.filter((x) => x.id !== wrote.id), wrote]);
+    if (!(await keptByName(c, tenant, e))) {
+      attempt++;
+      continue;
+    }
+    const [now2, all] = await Promise.all([getModel(c, tenant, version), c.list<Endpoint>(tenant, 'endpoint')]);
+    const wrote: Endpoint = { ...e, model_version: version, updated_at: now };
+    return modelView(c, tenant, now2, [...all.filter((x) => x.id !== e.id), wrote]);
   }
+  if (found && (await findEndpoint(c, tenant, endpointName))) throw new Conflict('endpoint_changed', `Endpoint ${endpointName} kept changing meanwhile; retry.`);
   throw notFound('endpoint', endpointName);
 }

@@ -71,6 +71,9 @@ export const platformOperations: Record<string, OperationDoc> = {
   'PATCH /api/models/{version}': op('updateModel', MODELS, 'Label or describe a version', ok(C.modelVersion, 'The version.')),
   'POST /api/models/{version}/approve': op('approveModel', MODELS, 'Approve a version', ok(C.modelVersion, 'The version, Approved.')),
   'POST /api/models/{version}/promote': op('promoteModel', MODELS, 'Serve an approved version at an endpoint', ok(C.modelVersion, 'The version.'), {
+    description:
+      "Written to the endpoint's audit trail (`resource=model-endpoints/<id>`) with the change; 409 `endpoint_changed` when other promotions kept changing the endpoint between this one's read and its write (retry).",
+    errors: [409],
     examples: { request: { endpoint_name: 'main' } },
   }),
   'DELETE /api/users/{user_id}': op('eraseUser', CONSOLE, 'Erase every event of a user', ok(C.erasure, 'How many events were deleted.')),

@@ -309,11 +309,11 @@ export type ContextPageQuery = z.output<typeof contextPageQuery>;
  * `resource=rules/12`: a record kind and its id, any positive integer (the spec's range is x >= 1).
  * One past the largest id a record can have is well formed and names none: its trail is empty.
  */
-export const AUDIT_RESOURCE = /^(rules|segments|experiments|rerank-controls|synonyms)\/[1-9][0-9]*$/;
+export const AUDIT_RESOURCE = /^(rules|segments|experiments|rerank-controls|synonyms|model-endpoints)\/[1-9][0-9]*$/;
 export const auditQuery = z.strictObject({
   resource: z
     .string({ error: 'resource is required, e.g. rules/12' })
-    .check(z.regex(AUDIT_RESOURCE, 'resource must be rules/<id>, segments/<id>, experiments/<id>, rerank-controls/<contextId> or synonyms/<id>')),
+    .check(z.regex(AUDIT_RESOURCE, 'resource must be rules/<id>, segments/<id>, experiments/<id>, rerank-controls/<contextId>, synonyms/<id> or model-endpoints/<id>')),
   limit: limitParam,
   starting_after: startingAfter,
 });

@@ -173,11 +173,13 @@ describe('least privilege', () => {
       'models/promote',
     ];
     for (const m of others) expect(tableActionsOf(`platform/${m}`), m).not.toContain('dynamodb:BatchWriteItem');
-    // A PATCH (or approve, promote, stop) changes its record in place (UpdateItem): it puts none.
-    for (const m of ['event-types/update', 'templates/update', 'endpoints/update', 'models/update', 'models/approve', 'models/promote', 'training-runs/stop']) {
+    // A PATCH (or approve, stop) changes its record in place (UpdateItem): it puts none.
+    for (const m of ['event-types/update', 'templates/update', 'endpoints/update', 'models/update', 'models/approve', 'training-runs/stop']) {
       expect(tableActionsOf(`platform/${m}`), m).toContain('dynamodb:UpdateItem');
       expect(tableActionsOf(`platform/${m}`), m).not.toContain('dynamodb:PutItem');
     }
+    // A promotion changes its endpoint in place and puts its audit entry with it (one transaction).
+    expect(tableActionsOf('platform/models/promote')).toEqual(expect.arrayContaining(['dynamodb:UpdateItem', 'dynamodb:PutItem']));
   });
 
   it('lets the console records read by id read that record only (GetItem), and an event type PATCH update it without listing', () => {

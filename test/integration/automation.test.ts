@@ -175,6 +175,28 @@ describe('version comparison', () => {
   });
 });
 
+describe('promotion audit trail', () => {
+  it("writes each promotion, by hand or automatic, to its endpoint's audit trail (model-endpoints/<id>)", async () => {
+    const main = (await P('GET', '/api/model-endpoints')).body.data.find((e: { endpoint_name: string }) => e.endpoint_name === 'main');
+    expect((await P('POST', `/api/models/${worse}/approve`)).status).toBe(200);
+    expect((await P('POST', `/api/models/${worse}/promote`, { endpoint_name: 'main' })).status).toBe(200);
+    // Rolled back by hand to the version the policy promoted.
+    expect((await P('POST', `/api/models/${better}/promote`, { endpoint_name: 'main' })).status).toBe(200);
+    const trail = await P('GET', `/api/audit?resource=model-endpoints/${main.id}`);
+    expect(trail.status, JSON.stringify(trail.body)).toBe(200);
+    const served = (x: { model_version: number | null } | null) => x?.model_version ?? null;
+    const steps = trail.body.data.map((e: { action: string; before: { model_version: number | null }; after: { model_version: number | null } }) => [e.action, served(e.before), served(e.after)]);
+    expect(steps.slice(0, 2)).toEqual([
+      ['update', worse, better],
+      ['update', better, worse],
+    ]);
+    // The policy's two promotions (none served, then the first version) come before them.
+    expect(steps.slice(2).map((s: unknown[]) => s[2])).toEqual([better, expect.any(Number)]);
+    expect(trail.body.data[0]).toMatchObject({ resource: `model-endpoints/${main.id}`, actor: expect.any(String) });
+    expect(trail.body.data[2].actor).toMatch(/^auto_promote:templates\/[0-9]+$/);
+  });
+});
+
 describe('erasure', () => {
   it("deletes the user's events and stops personalising from them at once; again, it deletes nothing; later events personalise", async () => {
     // u0 (camping) is in the serving model's histories.

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { nowSeconds } from '../../shared/clock.ts';
-import type { ConsoleKind, ConsoleRecord, ConsoleStore } from '../../shared/domain/console-records.ts';
+import type { AuditEntry, Audited, ConsoleKind, ConsoleRecord, ConsoleStore } from '../../shared/domain/console-records.ts';
 import { endpointView, makeDefaultEndpoint, type Endpoint } from '../../shared/domain/endpoints.ts';
 import { NotFound } from '../../shared/domain/errors.ts';
 import { promoteModel, updateModel } from '../../shared/domain/model-versions.ts';
@@ -28,6 +28,7 @@ function fakeStore(seed: { kind: ConsoleKind; rec: ConsoleRecord }[]) {
   const set = (kind: ConsoleKind, rec: ConsoleRecord) => rows.set(key(kind, rec.id), { kind, rec });
   for (const s of seed) set(s.kind, s.rec);
   const hooks: Hooks = {};
+  const entries: AuditEntry[] = [];
   let ids = 100;
   const once = <K extends 'afterWrite' | 'onNextId'>(k: K) => {
     const f = hooks[k];
@@ -60,8 +61,15 @@ function fakeStore(seed: { kind: ConsoleKind; rec: ConsoleRecord }[]) {
       once('onNextId');
       return ++ids;
     },
-    update: async (_t: string, kind: ConsoleKind, id: number, fields: Record<string, unknown>, expect?: Record<string, unknown>) => {
+    // An audit entry's id is taken between a change's read and its write, as a new id is.
+    auditId: async () => {
+      once('onNextId');
+      return ++ids;
+    },
+    update: async (_t: string, kind: ConsoleKind, id: number, fields: Record<string, unknown>, expect?: Record<string, unknown>, audited?: Audited) => {
       const w = write(kind, id, fields, expect);
+      // Written with the change (one transaction), or not at all.
+      if (w && audited && 'entry' in audited) entries.push(audited.entry);
       if (w) once('afterWrite');
       return w !== undefined;
     },
@@ -74,6 +82,7 @@ function fakeStore(seed: { kind: ConsoleKind; rec: ConsoleRecord }[]) {
   return {
     c,
     hooks,
+    entries,
     rec: <T extends ConsoleRecord>(kind: ConsoleKind, id: number) => rows.get(key(kind, id))?.rec as T | undefined,
     /** Another request's change, made directly on the stored record. */
     change: (kind: ConsoleKind, id: number, fields: Record<string, unknown>) => write(kind, id, fields),
@@ -108,6 +117,27 @@ describe('PATCH /api/models/{version}', () => {
 const endpoint = (id: number, name: string, model_version: number | null = null): ConsoleRecord => ({ id, endpoint_name: name, is_default: false, model_version, created: 1, updated_at: 1 });
 
 describe('POST /api/models/{version}/promote', () => {
+  it("writes its audit entry with the change; a promotion of another version between its read and its write is read again, so the entry's before is the version it replaced", async () => {
+    const s = fakeStore([
+      { kind: 'model', rec: model(3, 'Approved') },
+      { kind: 'endpoint', rec: endpoint(1, 'prod', 2) },
+    ]);
+    s.hooks.onNextId = () => s.change('endpoint', 1, { model_version: 4, updated_at: 2 });
+    expect(await promoteModel(s.c, 't', 3, 'prod', 'svc_abcd')).toMatchObject({ version: 3, endpoints: ['prod'] });
+    expect(s.rec('endpoint', 1)?.model_version).toBe(3);
+    expect(s.entries).toEqual([
+      {
+        id: expect.any(Number),
+        at: expect.any(Number),
+        actor: 'svc_abcd',
+        action: 'update',
+        resource: 'model-endpoints/1',
+        before: { endpoint_name: 'prod', model_version: 4 },
+        after: { endpoint_name: 'prod', model_version: 3 },
+      },
+    ]);
+  });
+
   it('answers the version as served by the endpoint, though a promotion of another version to it landed right after', async () => {
     const s = fakeStore([
       { kind: 'model', rec: model(3, 'Approved') },

@@ -39,7 +39,14 @@ export function Audit(_: PageProps) {
       <PageHeader title="Audit history" />
       <Card>
         <Form label="Audit resource" onSubmit={show} submit="Show history" busy={entries.loading}>
-          <Field label="Resource" value={draft} onChange={setDraft} required placeholder="rules/12" hint="rules/<id>, segments/<id>, experiments/<id>, rerank-controls/<context id> or synonyms/<id>" />
+          <Field
+            label="Resource"
+            value={draft}
+            onChange={setDraft}
+            required
+            placeholder="rules/12"
+            hint="rules/<id>, segments/<id>, experiments/<id>, rerank-controls/<context id>, synonyms/<id> or model-endpoints/<id>"
+          />
         </Form>
       </Card>
       <Problem error={entries.error} />

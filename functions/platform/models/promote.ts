@@ -4,6 +4,6 @@ import { ok } from '#shared/http/respond';
 import { promoteModel } from '#shared/domain/model-versions';
 import { promoteBody, versionPath } from '#shared/schemas/console';
 
-export const handler = platformHandler('platform/models/promote', { path: versionPath, body: promoteBody }, async ({ tenant, params, body }) =>
-  ok(await promoteModel(consoleStore(), tenant, params.version, body.endpoint_name)),
+export const handler = platformHandler('platform/models/promote', { path: versionPath, body: promoteBody }, async ({ tenant, actor, params, body }) =>
+  ok(await promoteModel(consoleStore(), tenant, params.version, body.endpoint_name, actor)),
 );

@@ -559,7 +559,9 @@ export interface paths {
         put?: never;
         /**
          * Serve an approved version at an endpoint
-         * @description API key scopes: admin.
+         * @description Written to the endpoint's audit trail (`resource=model-endpoints/<id>`) with the change; 409 `endpoint_changed` when other promotions kept changing the endpoint between this one's read and its write (retry).
+         *
+         *     API key scopes: admin.
          *
          *     Or a console session (with its `X-CSRF-Token`): the `admin` role.
          */
@@ -3707,6 +3709,7 @@ export interface operations {
             401: components["responses"]["PlatformError401"];
             403: components["responses"]["PlatformError403"];
             404: components["responses"]["PlatformError404"];
+            409: components["responses"]["PlatformError409"];
             413: components["responses"]["PlatformError413"];
             429: components["responses"]["GatewayThrottled429"];
             500: components["responses"]["PlatformError500"];
