@@ -1,4 +1,5 @@
 import type { z } from 'zod/mini';
+import { canonicalJson } from '../canonical-json.ts';
 import { nowSeconds } from '../clock.ts';
 import * as S from '../schemas/console.ts';
 import { newId, notFound, recordPage, storedBefore, type ConsoleRecord, type ConsoleStore } from './console-records.ts';
@@ -49,10 +50,24 @@ export function firstRunAt(s: S.ScheduleBody, now: number): number {
   if (s.start_at === undefined) return now + every;
   return s.start_at >= now ? s.start_at : s.start_at + Math.ceil((now - s.start_at) / every) * every;
 }
-/** The schedule's fields as a template stores them (a new schedule's next due time computed now). */
-async function automationFields(c: ConsoleStore, tenant: string, b: { schedule?: S.ScheduleBody | null | undefined; auto_promote?: S.AutoPromoteBody | null | undefined }, now: number) {
+/**
+ * The schedule's fields as a template stores them (a new schedule's next due time computed now).
+ * The schedule the template has already (`current`), sent again (a client saving the whole
+ * template, a retried PATCH), is no change: its next due time stays. Until 2026-12-07 it was
+ * computed anew, so a daily schedule without `start_at` saved an hour before its run moved that run
+ * a day on, and one with `start_at` saved between a due time and the pass that starts its run
+ * skipped that run.
+ */
+async function automationFields(
+  c: ConsoleStore,
+  tenant: string,
+  b: { schedule?: S.ScheduleBody | null | undefined; auto_promote?: S.AutoPromoteBody | null | undefined },
+  now: number,
+  current?: Template,
+) {
   const out: Partial<Template> = {};
-  if (b.schedule !== undefined) Object.assign(out, { schedule: b.schedule, next_run_at: b.schedule ? firstRunAt(b.schedule, now) : null });
+  const unchanged = b.schedule !== undefined && current !== undefined && canonicalJson(b.schedule) === canonicalJson(current.schedule ?? null);
+  if (b.schedule !== undefined && !unchanged) Object.assign(out, { schedule: b.schedule, next_run_at: b.schedule ? firstRunAt(b.schedule, now) : null });
   if (b.auto_promote !== undefined) {
     if (b.auto_promote && !(await findEndpoint(c, tenant, b.auto_promote.endpoint_name))) {
       throw new InvalidInput('Invalid auto_promote.', {
@@ -118,7 +133,7 @@ export async function updateTemplate(c: ConsoleStore, tenant: string, id: number
     const set = {
       ...rest,
       ...(b.event_types ? { event_types: await checkEventTypes(c, tenant, b.event_types) } : {}),
-      ...(await automationFields(c, tenant, { schedule, auto_promote }, now)),
+      ...(await automationFields(c, tenant, { schedule, auto_promote }, now, t)),
       updated_at: now,
     };
     // Answered as this write left it: read back after it, a PATCH made meanwhile answered its own name or event types for this one's.

@@ -105,6 +105,20 @@ describe('schedules', () => {
     expect(await updateTemplate(c, 'sch0', t.id, { schedule: null })).toMatchObject({ schedule: null, next_run_at: null });
   });
 
+  it('a PATCH that sends the schedule the template has (a client saving the whole template) keeps its next due time: no run is pushed back or skipped', async () => {
+    const c = db.stores.console;
+    const schedule = { every: 'daily' as const, options: { ...DEFAULT_TRAINING_OPTIONS } };
+    // Set 23 h 50 min ago: due in 10 minutes.
+    const t = await template('sch9', { schedule, next_run_at: now() + 600 });
+    const same = await updateTemplate(c, 'sch9', t.id, { schedule: { every: 'daily', options: { ...DEFAULT_TRAINING_OPTIONS } }, auto_promote: null });
+    expect(same.next_run_at).toBe(t.next_run_at);
+    // Due a moment ago, not yet started by a pass: still due.
+    const due = await template('sch9', { schedule, next_run_at: now() - 5 });
+    expect((await updateTemplate(c, 'sch9', due.id, { schedule: { every: 'daily', options: { ...DEFAULT_TRAINING_OPTIONS } } })).next_run_at).toBe(due.next_run_at);
+    // Another schedule is one: its next due time computed anew.
+    expect((await updateTemplate(c, 'sch9', t.id, { schedule: { every: 'hourly', options: { ...DEFAULT_TRAINING_OPTIONS } } })).next_run_at).toBeGreaterThanOrEqual(now() + 3600 - 2);
+  });
+
   it('overlapping maintenance passes start exactly one run per due time, then the next due time is an interval on', async () => {
     const c = db.stores.console;
     const due = now() - 5;
