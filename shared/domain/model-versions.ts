@@ -149,6 +149,8 @@ export async function promoteModel(c: ConsoleStore, tenant: string, version: num
     const e = await findEndpoint(c, tenant, endpointName);
     if (!e) break;
     found = true;
+    // Already serving it (a promotion sent again): nothing to write, and no audit entry of no change.
+    if (e.model_version === version) return modelResource(c, tenant, version);
     const now = nowSeconds();
     const entry = promotionEntry(await c.auditId(tenant), actor ?? null, e, version, now);
     if (!(await c.update(tenant, 'endpoint', e.id, { model_version: version, updated_at: now }, { model_version: e.model_version, updated_at: e.updated_at }, { entry }))) {

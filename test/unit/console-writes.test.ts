@@ -136,6 +136,9 @@ describe('POST /api/models/{version}/promote', () => {
         after: { endpoint_name: 'prod', model_version: 3 },
       },
     ]);
+    // Sent again: it serves that version already, so nothing is written and the trail gets no entry of no change.
+    expect(await promoteModel(s.c, 't', 3, 'prod', 'svc_abcd')).toMatchObject({ version: 3, endpoints: ['prod'] });
+    expect(s.entries).toHaveLength(1);
   });
 
   it('answers the version as served by the endpoint, though a promotion of another version to it landed right after', async () => {
