@@ -1,4 +1,6 @@
 import { nowSeconds } from '../clock.ts';
+import { serviceBusy } from '../data/busy.ts';
+import { withRetry } from '../retry.ts';
 import type { WorkQueue } from '../queue/messages.ts';
 import { DEFAULT_TRAINING_OPTIONS } from '../schemas/console.ts';
 import type { ConsoleStore } from './console-records.ts';
@@ -94,6 +96,24 @@ const fmtFactor = (f: number) => (Number.isInteger(f) ? f.toFixed(1) : String(f)
  * Answers the decision, or undefined when there is none to make.
  */
 export async function decideAutoPromotion(c: ConsoleStore, tenant: string, name: string): Promise<Promotion | undefined> {
+  // A busy table (throttled after the client's own retries) is waited out: the decision is made
+  // once, after the run Completed, and nothing decides it later (a container task's run is not
+  // revisited by the task sweep once Completed; a worker's message comes again only after 90 min),
+  // so until 2026-12-07 one throttled read or write left the version's `promotion` null for good.
+  // Each try starts over from what is stored (a decision recorded meanwhile stands).
+  return withRetry(DECIDE_RETRY, async () => {
+    try {
+      return { value: await decideOnce(c, tenant, name) };
+    } catch (e) {
+      return { failure: e, retryable: serviceBusy(e) };
+    }
+  });
+}
+
+/** How a decision is tried again while the table is busy: 6 tries, waits of up to 1, 2, 4, 8 and 16 s (full jitter: about 15 s in all on average). */
+const DECIDE_RETRY = { attempts: 6, baseMs: 500, maxMs: 16_000, jitter: 'full' } as const;
+
+async function decideOnce(c: ConsoleStore, tenant: string, name: string): Promise<Promotion | undefined> {
   const id = trainingRunId(name);
   if (!Number.isSafeInteger(id) || trainingRunName(id) !== name) return undefined;
   const job = await c.get<TrainingRun>(tenant, 'job', id);

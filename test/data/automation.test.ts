@@ -270,6 +270,26 @@ describe('auto-promotion', () => {
     expect(await serving()).toBe(3);
   });
 
+  it('waits out a busy table: a decision whose endpoint write is throttled (after the client retries) is made once it passes (it was lost: promotion null for good)', async () => {
+    const { c, run, serving } = await setup('ap-busy', { endpoint_name: 'main', min_factor: 1 }, { version: 3, validation: 0.3, holdout: 0.9 });
+    let refused = 0;
+    const throttled = (store: typeof c): typeof c => ({
+      ...store,
+      update: async (...args: Parameters<typeof c.update>) => {
+        if (args[1] === 'endpoint' && refused < 1) {
+          refused += 1;
+          throw Object.assign(new Error('Throughput exceeds the current capacity of your table'), { name: 'ProvisionedThroughputExceededException' });
+        }
+        return store.update(...args);
+      },
+    });
+    const d = await run(4, 0.1, 0.4, throttled);
+    expect(refused).toBe(1);
+    expect(d).toMatchObject({ automatic: true, promoted: true, compared_with: 3 });
+    expect(await serving()).toBe(4);
+    expect((await c.get<ModelVersion>('ap-busy', 'model', 4))?.promotion).toMatchObject({ promoted: true });
+  });
+
   it('leaves a worse version Trained and says why in its record', async () => {
     const { c, run, serving } = await setup('ap2', { endpoint_name: 'main', min_factor: 1 }, { version: 3, validation: 0.33, holdout: 0.1 });
     const d = await run(4, 0.9, 0.31);
