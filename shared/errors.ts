@@ -76,6 +76,17 @@ export class AuthenticationError extends ApiError {
   }
 }
 
+/**
+ * The challenge of a 401 for a Bearer token or API key that was sent and refused (malformed,
+ * forged, expired, of a deleted client, a revoked key): RFC 6750 §3.1's `invalid_token`, which
+ * tells an OAuth client to get a new token. A request that sent none (or another scheme) gets a
+ * bare `Bearer` (RFC 6750 §3: no error code), as every other 401 of the APIs.
+ */
+export const INVALID_TOKEN_CHALLENGE = 'Bearer error="invalid_token"';
+
+/** A 401 for a Bearer credential that was sent and is not valid (see INVALID_TOKEN_CHALLENGE). */
+export const invalidToken = (message: string): AuthenticationError => new AuthenticationError(message, { 'www-authenticate': INVALID_TOKEN_CHALLENGE });
+
 export class PermissionError extends ApiError {
   /**
    * `scopes`: a Bearer token's or API key's refusal for want of a scope, which carries the challenge

@@ -154,8 +154,9 @@ export function errorResponse(flavor: Flavor, apiError: ApiError, requestId: str
   // A browser reads Retry-After (no CORS-safelisted header) only when it is exposed: the Core API's 503 `unavailable` as its 429.
   const exposed = headers['access-control-expose-headers'];
   if (headers['retry-after'] !== undefined && exposed !== undefined && !/\bretry-after\b/i.test(exposed)) headers['access-control-expose-headers'] = `${exposed}, Retry-After`;
-  // The challenge a 401 carries (RFC 7235): the token endpoint takes Basic, the APIs a Bearer token or key (RFC 6750 §3).
-  if (apiError.status === 401) headers['www-authenticate'] = flavor === 'oauth' ? 'Basic realm="oauth2"' : 'Bearer';
+  // The challenge a 401 carries (RFC 7235): the token endpoint takes Basic, the APIs a Bearer token or key (RFC 6750 §3),
+  // unless the error names its own (a token sent and refused: `Bearer error="invalid_token"`, RFC 6750 §3.1).
+  if (apiError.status === 401) headers['www-authenticate'] ??= flavor === 'oauth' ? 'Basic realm="oauth2"' : 'Bearer';
   return { statusCode: apiError.status, headers, body: JSON.stringify(errorBody(flavor, apiError, requestId)) };
 }
 

@@ -2,7 +2,8 @@ import type { z } from 'zod/mini';
 import { type AccessClaims, verifyAccessToken } from '../auth/jwt.ts';
 import { credentialStore } from '../data/index.ts';
 import { authenticateApiKey } from '../domain/credentials.ts';
-import { AuthenticationError, PermissionError, ValidationError } from '../errors.ts';
+import { AuthenticationError, invalidToken, PermissionError, ValidationError } from '../errors.ts';
+import { Unauthenticated } from '../domain/errors.ts';
 import { freshReads } from '../fresh-read.ts';
 import type { CoreScope, PlatformScope } from '../routes.ts';
 import { parseOrThrow } from '../schemas/common.ts';
@@ -29,7 +30,7 @@ async function confirmClient(clientId: string): Promise<string> {
     // tenant's quota is charged. Until 2026-12-04 each was charged to it, on every container that
     // had served the client, so a leaked and deleted client could hold the tenant at 429.
     tenantOf.delete(clientId);
-    throw new AuthenticationError('The client this token was issued to no longer exists.');
+    throw invalidToken('The client this token was issued to no longer exists.');
   }
   if (tenantOf.size >= 10_000) tenantOf.clear();
   tenantOf.set(clientId, client.tenant);
@@ -55,7 +56,7 @@ export function coreAuth(scope: CoreScope, opts: { overlap?: boolean } = {}): Ht
       try {
         claims = await verifyAccessToken(token);
       } catch {
-        throw new AuthenticationError('The Bearer token is invalid or expired.');
+        throw invalidToken('The Bearer token is invalid or expired.');
       }
       const scoped = claims.scopes.includes(scope);
       const known = opts.overlap && scoped ? tenantOf.get(claims.clientId) : undefined;
@@ -104,7 +105,10 @@ export function platformAuth(allowed: readonly PlatformScope[], opts: { readOnly
         return;
       }
       if (!key) throw new AuthenticationError('Missing API key: send Authorization: Bearer <API_KEY>.');
-      const rec = await authenticateApiKey(credentialStore(), key);
+      // A key sent and refused (wrong, revoked, no key at all) is RFC 6750 §3.1's invalid_token.
+      const rec = await authenticateApiKey(credentialStore(), key).catch((e: unknown) => {
+        throw e instanceof Unauthenticated ? invalidToken(e.message) : e;
+      });
       if (!rec.scopes.some((s) => allowed.includes(s))) {
         throw new PermissionError(`This API key lacks a scope for this route (one of: ${allowed.join(', ')}).`, allowed);
       }

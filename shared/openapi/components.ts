@@ -62,7 +62,7 @@ export const HEADERS: Record<string, JsonSchema> = {
   'Idempotent-Replayed': { description: '`true` when the answer is the stored one of an earlier request with the same Idempotency-Key.', schema: { type: 'string', enum: ['true'] } },
   'WWW-Authenticate': {
     description:
-      'The challenge of a 401 (RFC 7235): `Bearer` on the APIs (RFC 6750 §3), `Basic realm="oauth2"` on the token endpoint; and of a 403 for a token or API key without the scope: `Bearer error="insufficient_scope", scope="..."` with the scopes that would do (RFC 6750 §3.1; not for a console session).',
+      'The challenge of a 401 (RFC 7235): `Bearer` on the APIs (RFC 6750 §3), `Bearer error="invalid_token"` when the token or API key sent was refused (RFC 6750 §3.1), `Basic realm="oauth2"` on the token endpoint; and of a 403 for a token or API key without the scope: `Bearer error="insufficient_scope", scope="..."` with the scopes that would do (RFC 6750 §3.1; not for a console session).',
     schema: { type: 'string' },
   },
   'Cache-Control': { description: 'Holds `no-store`: a token answer is never cached (RFC 6749 §5.1).', schema: { type: 'string' } },

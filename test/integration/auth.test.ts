@@ -140,6 +140,14 @@ describe('Core API authentication and scopes', () => {
       .map((p, i) => (i === 1 ? Buffer.from(JSON.stringify({ ...decode(good), client_id: 'other' })).toString('base64url') : p))
       .join('.');
     expectCoreError(await t.demo.core('GET', '/v1/items', undefined, { token: tampered }), 401, 'authentication_error');
+    // RFC 6750 §3.1: a token sent and refused says so (`invalid_token`: get a new one); a request
+    // without one (or with another scheme, §3) is challenged with no error code.
+    for (const token of ['not.a.jwt', expired, otherIssuer, forged, tampered]) {
+      const r = await request(t.base, 'GET', '/v1/items', { headers: { authorization: `Bearer ${token}` } });
+      expect(r.headers.get('www-authenticate'), token).toBe('Bearer error="invalid_token"');
+    }
+    const basic = await request(t.base, 'GET', '/v1/items', { headers: { authorization: 'Basic abc' } });
+    expect(basic.headers.get('www-authenticate')).toBe('Bearer');
   });
 
   it('403 permission_error when the token lacks the scope', async () => {
@@ -183,6 +191,9 @@ describe('Core API authentication and scopes', () => {
     expectCoreError(await c.core('GET', '/v1/items?limit=0', undefined, { token }), 401, 'authentication_error');
     expectCoreError(await c.core('GET', '/v1/items/999999', undefined, { token }), 401, 'authentication_error');
     expectCoreError(await c.core('POST', '/v1/items', { name: 'x' }, { token }), 401, 'authentication_error');
+    // Its token is refused as RFC 6750 §3.1 says of a revoked one, on either path (overlapped or not).
+    expect((await c.core('GET', '/v1/items', undefined, { token })).headers.get('www-authenticate')).toBe('Bearer error="invalid_token"');
+    expect((await c.core('POST', '/v1/items', { name: 'x' }, { token })).headers.get('www-authenticate')).toBe('Bearer error="invalid_token"');
     expect((await c.fetchToken()).body.error).toBe('invalid_client');
   });
 });
@@ -263,7 +274,11 @@ describe('Platform API keys and clients', () => {
     expect(Object.keys(none.body)).toEqual(['error']);
     const real = t.stack.credentials.api_key;
     const wrongSecret = `${real.slice(0, 13)}${'A'.repeat(43)}`;
-    expect((await t.demo.platform('GET', '/api/clients', undefined, wrongSecret)).status).toBe(401);
+    const wrong = await t.demo.platform('GET', '/api/clients', undefined, wrongSecret);
+    expect(wrong.status).toBe(401);
+    // A key sent and refused (wrong, revoked, an access token): RFC 6750 §3.1's `invalid_token`.
+    expect(wrong.headers.get('www-authenticate')).toBe('Bearer error="invalid_token"');
+    expect((await t.demo.platform('GET', '/api/clients', undefined, await t.demo.accessToken())).headers.get('www-authenticate')).toBe('Bearer error="invalid_token"');
     expect((await t.demo.platform('GET', '/api/clients', undefined, 'svc_short')).status).toBe(401);
     const eventsKey = await t.demo.platform('POST', '/api/api-keys', { name: 'ev', scopes: ['events'] });
     const denied = await t.demo.platform('GET', '/api/clients', undefined, eventsKey.body.key);

@@ -2255,7 +2255,7 @@ export interface components {
         Pragma: string;
         /** @description Whole seconds to wait before retrying. */
         "Retry-After": number;
-        /** @description The challenge of a 401 (RFC 7235): `Bearer` on the APIs (RFC 6750 §3), `Basic realm="oauth2"` on the token endpoint; and of a 403 for a token or API key without the scope: `Bearer error="insufficient_scope", scope="..."` with the scopes that would do (RFC 6750 §3.1; not for a console session). */
+        /** @description The challenge of a 401 (RFC 7235): `Bearer` on the APIs (RFC 6750 §3), `Bearer error="invalid_token"` when the token or API key sent was refused (RFC 6750 §3.1), `Basic realm="oauth2"` on the token endpoint; and of a 403 for a token or API key without the scope: `Bearer error="insufficient_scope", scope="..."` with the scopes that would do (RFC 6750 §3.1; not for a console session). */
         "WWW-Authenticate": string;
         /** @description The request's id (a UUID); Core errors repeat it as `error.request_id`. */
         "X-Request-Id": string;
