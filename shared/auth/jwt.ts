@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { JwtVerifier } from 'aws-jwt-verify/jwt-verifier';
 import type { Jwks } from 'aws-jwt-verify/jwk';
+import { FetchError, JwksValidationError } from 'aws-jwt-verify/error';
 import { config, requireSetting } from '../config.ts';
 
 /** The claims of a Cognito client-credentials access token that this service relies on. */
@@ -47,6 +48,14 @@ function getVerifier(): Verifier {
 /** At most MAX_VERIFIED tokens. */
 const verified = new Map<string, { claims: AccessClaims; expiresAt: number }>();
 const MAX_VERIFIED = 1000;
+
+/**
+ * Whether a verification failed for want of the signing keys, not for anything in the token: the
+ * JWKS could not be fetched (Cognito's endpoint unreachable, timed out, not 200) or what it
+ * answered is no JWKS. The token is then neither valid nor invalid; the caller answers a 503 to
+ * retry, not a 401 telling the client its token is bad.
+ */
+export const keysUnavailable = (e: unknown): boolean => e instanceof FetchError || e instanceof JwksValidationError;
 
 /** Verifies signature, issuer, expiry (which must be there) and token use; throws on any failure. */
 export async function verifyAccessToken(token: string): Promise<AccessClaims> {

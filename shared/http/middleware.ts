@@ -1,8 +1,8 @@
 import type { z } from 'zod/mini';
-import { type AccessClaims, verifyAccessToken } from '../auth/jwt.ts';
+import { type AccessClaims, keysUnavailable, verifyAccessToken } from '../auth/jwt.ts';
 import { credentialStore } from '../data/index.ts';
 import { authenticateApiKey } from '../domain/credentials.ts';
-import { AuthenticationError, invalidToken, PermissionError, ValidationError } from '../errors.ts';
+import { ApiError, AuthenticationError, invalidToken, PermissionError, ValidationError } from '../errors.ts';
 import { Unauthenticated } from '../domain/errors.ts';
 import { freshReads } from '../fresh-read.ts';
 import type { CoreScope, PlatformScope } from '../routes.ts';
@@ -55,7 +55,13 @@ export function coreAuth(scope: CoreScope, opts: { overlap?: boolean } = {}): Ht
       let claims: AccessClaims;
       try {
         claims = await verifyAccessToken(token);
-      } catch {
+      } catch (e) {
+        // The signing keys could not be read (deployed: Cognito's JWKS, fetched on a container's
+        // first token): no verdict on the token, so the 503 to retry, not a 401 that tells the
+        // client its token is bad (until 2026-12-07 it was that 401).
+        if (keysUnavailable(e)) {
+          throw new ApiError('api_error', 'unavailable', 'The keys that verify access tokens could not be read right now; retry in a second.', { status: 503, headers: { 'retry-after': '1' } });
+        }
         throw invalidToken('The Bearer token is invalid or expired.');
       }
       const scoped = claims.scopes.includes(scope);

@@ -15,7 +15,7 @@ const CORE_ERRORS: Record<number, string> = {
   413: 'The body is over 1 MiB (`invalid_request_error`, `body_too_large`).',
   429: "The tenant's request quota is used up (`rate_limit_error`, `rate_limited`): retry after `Retry-After` seconds.",
   500: 'Unexpected error (`api_error`, `internal_error`); quote the `request_id`.',
-  503: "Not available right now (`api_error`): `timeout`, or `unavailable` (the health check's table not answering, or any route's table or other AWS service refusing for load, with `Retry-After`); retry, a create with the same Idempotency-Key.",
+  503: "Not available right now (`api_error`): `timeout`, or `unavailable` (the health check's table not answering, or any route's table or other AWS service refusing for load, or the keys that verify a Core route's Bearer token not readable, with `Retry-After`); retry, a create with the same Idempotency-Key.",
 };
 
 const PLATFORM_ERRORS: Record<number, string> = {

@@ -2079,7 +2079,7 @@ export interface components {
                 "application/json": components["schemas"]["CoreError"] | components["schemas"]["GatewayMessage"];
             };
         };
-        /** @description Not available right now (`api_error`): `timeout`, or `unavailable` (the health check's table not answering, or any route's table or other AWS service refusing for load, with `Retry-After`); retry, a create with the same Idempotency-Key. */
+        /** @description Not available right now (`api_error`): `timeout`, or `unavailable` (the health check's table not answering, or any route's table or other AWS service refusing for load, or the keys that verify a Core route's Bearer token not readable, with `Retry-After`); retry, a create with the same Idempotency-Key. */
         CoreError503: {
             headers: {
                 "Retry-After": components["headers"]["Retry-After"];
