@@ -111,7 +111,7 @@ export function platformAuth(allowed: readonly PlatformScope[], opts: { readOnly
         return;
       }
       if (!key) throw new AuthenticationError('Missing API key: send Authorization: Bearer <API_KEY>.');
-      // A key sent and refused (wrong, revoked, no key at all) is RFC 6750 §3.1's invalid_token.
+      // A key sent and refused (a wrong or revoked key, or a string that is no API key, such as an access token) is RFC 6750 §3.1's invalid_token.
       const rec = await authenticateApiKey(credentialStore(), key).catch((e: unknown) => {
         throw e instanceof Unauthenticated ? invalidToken(e.message) : e;
       });
