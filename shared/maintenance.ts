@@ -121,7 +121,7 @@ export async function maintenancePass(deps: MaintenanceDeps, now: number) {
       failed('search analytics fold failed', tenant, e);
     }
     try {
-      swept += await sweepErasures({ ...s, exposures: deps.exposures }, tenant, now);
+      swept += await sweepErasures({ ...s, exposures: deps.exposures }, tenant, now, passUntil);
     } catch (e) {
       failed('erasure sweep failed', tenant, e);
     }

@@ -90,17 +90,24 @@ export { ERASURE_SWEEP_DELAY_SECONDS };
  * before it): the sweep deletes every membership row of the user first served by the time the
  * erasure ended (its `members_through`; a later one is a new membership, kept). Until 2026-12-04
  * such a row stayed.
+ * No sweep starts once `until` (a `performance.now()` time: the maintenance pass's budget) has
+ * passed: the sweeps left are due still, and the next pass takes them (each is deleted only once
+ * done, so one cut off by the function's time is done again). Until 2026-12-07 a tenant's due
+ * sweeps all ran in one pass, however many (a tenant that erased thousands of users within a
+ * minute), and the pass outlived the function's 60 s.
  * Returns the events deleted.
  */
 export async function sweepErasures(
   deps: { console: ConsoleStore; events: EventStore; idempotency: IdempotencyStore; exposures: Pick<ExposureStore, 'forgetUser'> },
   tenant: string,
   now: number,
+  until = Number.POSITIVE_INFINITY,
 ): Promise<number> {
   let deleted = 0;
   let experiments: number[] | undefined;
   for (const sweep of await deps.console.erasureSweeps(tenant)) {
     if (sweep.due_at > now) continue;
+    if (performance.now() >= until) break;
     deleted += (await deps.events.eraseUser(tenant, sweep.user_id, forgetting(deps.idempotency, tenant), sweep.events_through)).deleted;
     experiments ??= (await deps.console.list(tenant, 'experiment')).map((e) => e.id);
     await deps.exposures.forgetUser(tenant, sweep.user_id, experiments, membersSwept(sweep, await deps.console.erasedUser(tenant, sweep.user_id)));

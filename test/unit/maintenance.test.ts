@@ -232,6 +232,46 @@ describe('the maintenance pass: segment size estimates and search folds across t
     }
   });
 
+  it("starts no erasure sweep past the pass's budget: a tenant with many due sweeps has the rest swept by the next passes", async () => {
+    // Found by a review (2026-12-07): a tenant's due sweeps all ran in one pass, however many, and
+    // the pass outlived the function's 60 s (cut off, the tenants after it waited a whole round).
+    const NOW = 1_800_000_000;
+    let clock = 0;
+    const now = vi.spyOn(performance, 'now').mockImplementation(() => clock);
+    try {
+      const pending = ['u1', 'u2', 'u3', 'u4', 'u5'].map((user_id) => ({ user_id, due_at: NOW - 1, events_through: 9 }));
+      const swept: string[] = [];
+      const deps = idleTenants({
+        tenants: ['a'],
+        console: {
+          erasureSweeps: async () => [...pending],
+          erasedUser: async () => ({ completed_at: NOW - 61 }),
+          removeErasureSweep: async (_t: string, sweep: { user_id: string }) =>
+            void pending.splice(
+              pending.findIndex((p) => p.user_id === sweep.user_id),
+              1,
+            ),
+        },
+      });
+      // Each sweep takes 15 s (a user with many events).
+      (deps.stores as unknown as { events: object }).events = {
+        eraseUser: async (_t: string, user: string) => {
+          swept.push(user);
+          clock += 15_000;
+          return { deleted: 1, through: 9 };
+        },
+      };
+      expect((await maintenancePass(deps, NOW)).swept).toBe(3);
+      expect(swept).toEqual(['u1', 'u2', 'u3']);
+      clock = 0;
+      expect((await maintenancePass(deps, NOW + 60)).swept).toBe(2);
+      expect(swept).toEqual(['u1', 'u2', 'u3', 'u4', 'u5']);
+      expect(pending).toEqual([]);
+    } finally {
+      now.mockRestore();
+    }
+  });
+
   it('the next pass starts at the first tenant the last one left for later: with five tenants and room for two a pass, each is reached within three passes', async () => {
     // Found by a review (2026-12-05): each pass started one tenant further on than the last, so
     // tenant e waited until the fourth pass (b, c and d led passes it was left out of).
