@@ -51,7 +51,7 @@ export const routeHandlers: Record<string, RouteHandler> = {
     return ok(await recommend(deps, tenant, query, requestId));
   }),
   /** The Core event list (`GET /v1/events`: same query and answer), and `order=desc` for the newest first. */
-  'GET /console/api/events': consoleHandler(NAME, { query: consoleEventsQuery }, async ({ tenant, query }) => ok(await listEvents(eventStore(), tenant, query))),
+  'GET /console/api/events': consoleHandler(NAME, { query: consoleEventsQuery }, async ({ tenant, query }) => ok(await listEvents(eventStore(), tenant, query, undefined, consoleStore()))),
   /**
    * Events per UTC day over the last `days` (1-90, default 14), from the per-day counts each
    * ingest adds to (`counted_from`: the first whole day when older events are in no count).

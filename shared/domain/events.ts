@@ -2,7 +2,8 @@ import { attributeEvents, type ExposureStore } from '../control/exposures.ts';
 import { attributeSearchEvents, type SearchLogStore } from '../search/analytics.ts';
 import { dayOf, dayStart, nowSeconds } from '../clock.ts';
 import type { ConsoleEventsQuery, IngestEvent, IngestEventsBody } from '../schemas/events.ts';
-import type { ConsoleStore } from './console-records.ts';
+import type { ConsoleStore, ErasedUser } from './console-records.ts';
+import { erasedEvent } from './erased-users.ts';
 import { EventNotFound, keyErased } from './errors.ts';
 import { heldAt } from './in-flight.ts';
 import { fitting } from './answer-size.ts';
@@ -76,11 +77,20 @@ async function erasedSince(erasures: Pick<ConsoleStore, 'erasedUser'>, tenant: s
   );
 }
 
-export async function getEvent(store: EventStore, tenant: string, id: number) {
+/**
+ * One event; not one an ended erasure of its user covers (`erasures`: the user's marker read).
+ * The sweep a minute or two after the erasure ends deletes such an event (an ingest in flight as
+ * it began wrote it after the erasure looked); until then it is in the table, and until
+ * 2026-12-07 it was answered.
+ */
+export async function getEvent(store: EventStore, tenant: string, id: number, erasures?: Pick<ConsoleStore, 'erasedUser'>) {
   const r = await store.get(tenant, id);
-  if (!r) throw new EventNotFound(id);
+  if (!r || (erasures && erasedByEnded(await erasures.erasedUser(tenant, r.user_id))?.(r))) throw new EventNotFound(id);
   return eventResource(r);
 }
+
+/** Which events an erasure covers once it has ended (`erasedEvent`); undefined for none, or one still running. */
+const erasedByEnded = (m: ErasedUser | undefined) => (m !== undefined && m.completed_at !== null ? erasedEvent(m) : undefined);
 
 /**
  * Lists events ascending by id. The list stops before an id still being written (`heldAt`,
@@ -94,29 +104,34 @@ export async function getEvent(store: EventStore, tenant: string, id: number) {
  * events would take more than `ANSWER_BYTES` (answer-size.ts) ends before the first that does
  * not fit, `has_more` and `next_cursor` at the last kept (one at least).
  */
-export async function listEvents(store: EventStore, tenant: string, q: ConsoleEventsQuery, now = nowSeconds()) {
+export async function listEvents(store: EventStore, tenant: string, q: ConsoleEventsQuery, now = nowSeconds(), erasures?: Pick<ConsoleStore, 'erasedUser'>) {
   const newestFirst = q.order === 'desc';
+  // A user's events that their ended erasure covers are not listed: an ingest in flight as it
+  // began can write one after it looked (its sweep deletes it a minute or two after it ended),
+  // and the user's index, eventually consistent, may still show one it deleted. Oldest first, the
+  // read starts past them (ids up to its `events_through`); newest first, the page ends at them.
+  const marker = q.user_id !== undefined && erasures ? await erasures.erasedUser(tenant, q.user_id) : undefined;
+  const covered = erasedByEnded(marker);
+  const through = covered ? (marker?.events_through ?? 0) : 0;
+  const after = !newestFirst && through > (q.starting_after ?? 0) ? through : q.starting_after;
   const page = await store.list(tenant, {
     limit: q.limit,
-    ...(q.starting_after !== undefined ? { after: q.starting_after } : {}),
+    ...(after !== undefined ? { after } : {}),
     ...(q.user_id !== undefined ? { userId: q.user_id } : {}),
     ...(q.type !== undefined ? { type: q.type } : {}),
     ...(newestFirst ? { newestFirst } : {}),
   });
-  const { rows, hasMore } = page;
+  const rows = covered ? page.rows.filter((r) => !covered(r)) : page.rows;
+  // Newest first, an event the erasure covers ends the list: those after it are older, its too.
+  const cut = rows.length < page.rows.length && newestFirst;
+  const hasMore = page.hasMore && !cut;
+  const next = cut ? undefined : page.next;
   let shown = rows;
   let held = false;
   // No gap stops a newest-first list.
   if (!newestFirst) {
     const filtered = q.user_id !== undefined || q.type !== undefined;
-    const stop = await heldAt(
-      rows,
-      q.starting_after,
-      filtered,
-      { latest: (n, below) => store.latest(tenant, n, below), deleted: (from, to, upTo) => store.erasedIn(tenant, from, to, upTo) },
-      now,
-      page.next,
-    );
+    const stop = await heldAt(rows, after, filtered, { latest: (n, below) => store.latest(tenant, n, below), deleted: (from, to, upTo) => store.erasedIn(tenant, from, to, upTo) }, now, next);
     held = stop.held;
     if (held) shown = rows.slice(0, stop.keep);
   }
@@ -129,7 +144,7 @@ export async function listEvents(store: EventStore, tenant: string, q: ConsoleEv
   if (held) return listOf('/v1/events', data, false);
   // A user's events of a type whose bounded read stopped before the page filled: the page ends
   // where the read did, `next_cursor` there.
-  if (page.next !== undefined) return coreList('/v1/events', data, { hasMore: true, cursor: String(page.next) }, {});
+  if (next !== undefined) return coreList('/v1/events', data, { hasMore: true, cursor: String(next) }, {});
   return listOf('/v1/events', data, hasMore);
 }
 

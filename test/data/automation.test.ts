@@ -724,6 +724,32 @@ describe('erasure', () => {
     expect((await events.list('er6', { limit: 100, userId: 'other' })).rows).toHaveLength(1);
   });
 
+  it("lists and reads none of the user's events the ended erasure covers, before its sweep deletes them: an ingest in flight as it began wrote one after it looked", async () => {
+    // Found by a review (2026-12-07): between the erasure's answer and its sweep (a minute or
+    // two), GET /v1/events?user_id= and GET /v1/events/{id} served such an event (and, on
+    // DynamoDB, a user list read the index, which may still show the events just deleted).
+    const { listEvents, getEvent } = await import('../../shared/domain/events.ts');
+    const { events, console: c, idempotency } = db.stores;
+    const T = 'er11';
+    await events.append(T, [ev('racer', 'view', 1), ev('racer', 'view', 2)], 100);
+    const inFlight = await allocateIds(db.table, T, 'event', 1);
+    await eraseUser({ console: c, idempotency, exposures: dynamoExposureStore(db.table), events, blobs: blobStore }, T, 'racer');
+    await events.append(T, [ev('racer', 'buy', 3)], 150, { reuse: inFlight });
+    const [after] = await events.append(T, [ev('racer', 'view', 4)], nowSeconds() - 60);
+    const later = String(after?.id);
+    const listed = async (q: object) => (await listEvents(events, T, { limit: 20, user_id: 'racer', ...q }, nowSeconds(), c)).data.map((e) => e.id);
+    expect(await listed({})).toEqual([later]);
+    expect(await listed({ starting_after: 0 })).toEqual([later]);
+    expect(await listed({ type: 'buy' })).toEqual([]);
+    expect(await listed({ order: 'desc' })).toEqual([later]);
+    // Newest first a page at a time: the page after the later event holds none of them, and ends the list.
+    const rest = await listEvents(events, T, { limit: 1, user_id: 'racer', order: 'desc', starting_after: Number(later) }, nowSeconds(), c);
+    expect(rest.data).toEqual([]);
+    expect(rest.has_more).toBe(false);
+    await expect(getEvent(events, T, inFlight, c)).rejects.toThrow(/No event/);
+    expect((await getEvent(events, T, Number(later), c)).id).toBe(later);
+  });
+
   it("sweeps an ended erasure's experiment memberships: a request served as it ran that wrote the user's row after the erasure deleted it; a membership first served after it ended stays", async () => {
     const { events, console: c, idempotency } = db.stores;
     const exposures = dynamoExposureStore(db.table);
