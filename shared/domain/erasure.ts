@@ -63,13 +63,16 @@ export async function eraseUser(
     await deps.console.putErasure(tenant, marker);
   });
   const completedAt = nowSeconds();
-  // Unless a later erasure of the user holds the marker (its own stands: `putErasure`).
-  await deps.console.putErasure(tenant, { ...marker, completed_at: completedAt, events_through: through });
   // A second look once the ingests it may have raced have ended (`sweepErasures`), also when a
   // later erasure of the user holds the marker (it may fail, and leave no sweep of its own; two
   // sweeps of the user are merged). Its memberships: those first served by its end (the sweep
-  // cuts them back to a later erasure's end if that one ended first).
+  // cuts them back to a later erasure's end if that one ended first). Stored before the end
+  // marker: an erasure is never marked ended without its sweep (until 2026-12-07 one cut off
+  // between the two stood ended with none, and an event an ingest in flight wrote after it
+  // looked stayed for good).
   await deps.console.putErasureSweep(tenant, { user_id: userId, due_at: completedAt + ERASURE_SWEEP_DELAY_SECONDS, events_through: through, members_through: completedAt });
+  // Unless a later erasure of the user holds the marker (its own stands: `putErasure`).
+  await deps.console.putErasure(tenant, { ...marker, completed_at: completedAt, events_through: through });
   return { user_id: userId, deleted_events: deleted, model_versions_rewritten: rewritten };
 }
 

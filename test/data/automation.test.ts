@@ -750,6 +750,27 @@ describe('erasure', () => {
     expect((await getEvent(events, T, Number(later), c)).id).toBe(later);
   });
 
+  it('is not marked ended without its sweep: a sweep write that fails leaves the erasure running (not reported complete), and its repeat ends it with one', async () => {
+    // Found by a review (2026-12-07): the end marker was stored before the sweep, so an erasure
+    // cut off between the two (its sweep write throttled, or refused past the function's
+    // deadline) stood as ended with no sweep: an event an ingest in flight wrote after it looked
+    // was never deleted.
+    const { events, console: c, idempotency } = db.stores;
+    const T = 'er12';
+    await events.append(T, [ev('cut', 'view', 1)], 100);
+    const failing: ConsoleStore = Object.create(c);
+    failing.putErasureSweep = async () => {
+      throw new Error('throttled');
+    };
+    const deps = { idempotency, exposures: dynamoExposureStore(db.table), events, blobs: blobStore };
+    await expect(eraseUser({ ...deps, console: failing }, T, 'cut')).rejects.toThrow('throttled');
+    expect((await c.erasedUser(T, 'cut'))?.completed_at).toBeNull();
+    expect(await c.erasureSweeps(T)).toEqual([]);
+    await eraseUser({ ...deps, console: c }, T, 'cut');
+    expect((await c.erasedUser(T, 'cut'))?.completed_at).not.toBeNull();
+    expect(await c.erasureSweeps(T)).toHaveLength(1);
+  });
+
   it("sweeps an ended erasure's experiment memberships: a request served as it ran that wrote the user's row after the erasure deleted it; a membership first served after it ended stays", async () => {
     const { events, console: c, idempotency } = db.stores;
     const exposures = dynamoExposureStore(db.table);
