@@ -321,7 +321,8 @@ export function dynamoConsoleStore(t: TableRef): ConsoleStore {
     async putErasureSweep(tenant, sweep) {
       // Merged with the sweep stored (conditional on it as read, read again when it changed meanwhile).
       const key = ErasureSweep.key({ tenant, user_id: sweep.user_id });
-      const changed = { failure: new Error(`The erasure sweep of user ${sweep.user_id} kept changing; not stored.`), retryable: true };
+      // The message names no user: it is logged, and logs are kept past the erasure (until 2026-12-07 it named them).
+      const changed = { failure: new Error("The erasure's sweep kept changing (other erasures of the user at once); not stored. Repeat the erasure."), retryable: true };
       await withRetry<void>(SWEEP_MERGES, async () => {
         const row = await getRow(t, key, { consistent: true });
         if (!row) return (await applied(() => put(t, { ...key, ...sweep }, isNew))) ? { value: undefined } : changed;

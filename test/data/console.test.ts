@@ -8,6 +8,7 @@ import { getTrainingRun, listTrainingRuns, stopTrainingRun, trainingRunLogs, typ
 import { dynamoConsoleStore } from '../../shared/data/console.ts';
 import { ContextMarker } from '../../shared/data/entities.ts';
 import { putAll } from '../../shared/data/ops.ts';
+import type { TableRef } from '../../shared/data/client.ts';
 import { testTable, type TestTable } from '../helpers/table.ts';
 import { queuedRun } from '../helpers/fixtures.ts';
 
@@ -186,6 +187,24 @@ describe('console store', () => {
     expect(await c.erasureSweeps('er2m')).toHaveLength(1);
     await c.removeErasureSweep('er2m', { user_id: 'both', due_at: 109, events_through: 2, members_through: 49 });
     expect(await c.erasureSweeps('er2m')).toEqual([]);
+  });
+
+  it("an erasure's sweep that keeps changing is refused without naming the user: the error is logged, and logs outlive the erasure", async () => {
+    // Found by a review (2026-12-07): its message named the user id, and the DELETE that hit it
+    // logged it ('unhandled error') in the function's logs, kept a month after the erasure.
+    const raced: TableRef['doc'] = Object.create(db.table.doc);
+    raced.send = ((cmd: { input: { Item?: Record<string, unknown> } }) =>
+      String(cmd.input.Item?.pk ?? '').includes('ERASURE_SWEEP')
+        ? Promise.reject(Object.assign(new Error('The conditional request failed'), { name: 'ConditionalCheckFailedException' }))
+        : db.table.doc.send(cmd as never)) as TableRef['doc']['send'];
+    const c = dynamoConsoleStore({ ...db.table, doc: raced });
+    const secret = 'alice@example.com';
+    const refused = await c.putErasureSweep('er-log', { user_id: secret, due_at: 100, events_through: 1, members_through: 40 }).then(
+      () => undefined,
+      (e: Error) => e,
+    );
+    expect(refused).toBeInstanceOf(Error);
+    expect(refused?.message).not.toContain(secret);
   });
 
   it('reads the whole control partition for serving, past 10,000 contexts', async () => {
