@@ -1,4 +1,4 @@
-import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TableRef } from '../../shared/data/client.ts';
 import { dynamoSynonymStore } from '../../shared/data/synonyms.ts';
@@ -157,7 +157,10 @@ describe('a Platform create under an Idempotency-Key', () => {
       get(target, prop, recv) {
         if (prop !== 'send') return Reflect.get(target, prop, recv);
         return async (cmd: unknown, ...rest: unknown[]) => {
-          if (cmd instanceof DeleteCommand && !patched) {
+          // The set's delete: alone, or in a transaction with its audit trail entry (as the API writes it).
+          const setKey = (k: Record<string, unknown> | undefined) => String(k?.pk).endsWith('#SYNONYMS');
+          const deletesSet = (cmd instanceof DeleteCommand && setKey(cmd.input.Key)) || (cmd instanceof TransactWriteCommand && (cmd.input.TransactItems ?? []).some((i) => setKey(i.Delete?.Key)));
+          if (deletesSet && !patched) {
             patched = true;
             await updateSynonymSet(real, T, set.id, { synonyms: ['sofa', 'couch', 'settee'] });
           }
