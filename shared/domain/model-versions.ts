@@ -166,6 +166,7 @@ export async function promoteModel(c: ConsoleStore, tenant: string, version: num
     const wrote: Endpoint = { ...e, model_version: version, updated_at: now };
     return modelView(c, tenant, now2, [...all.filter((x) => x.id !== e.id), wrote]);
   }
-  if (found && (await findEndpoint(c, tenant, endpointName))) throw new Conflict('endpoint_changed', `Endpoint ${endpointName} kept changing meanwhile; retry.`);
+  // The code every change that kept finding its record changed answers (rules, segments, synonym sets: docs/api.md's Error codes).
+  if (found && (await findEndpoint(c, tenant, endpointName))) throw new Conflict('changed_meanwhile', `Endpoint ${endpointName} kept changing meanwhile; retry.`);
   throw notFound('endpoint', endpointName);
 }

@@ -72,7 +72,7 @@ export const platformOperations: Record<string, OperationDoc> = {
   'POST /api/models/{version}/approve': op('approveModel', MODELS, 'Approve a version', ok(C.modelVersion, 'The version, Approved.')),
   'POST /api/models/{version}/promote': op('promoteModel', MODELS, 'Serve an approved version at an endpoint', ok(C.modelVersion, 'The version.'), {
     description:
-      "Written to the endpoint's audit trail (`resource=model-endpoints/<id>`) with the change; 409 `endpoint_changed` when other promotions kept changing the endpoint between this one's read and its write (retry).",
+      "Written to the endpoint's audit trail (`resource=model-endpoints/<id>`) with the change; 409 when other promotions kept changing the endpoint between this one's read and its write on each of 8 tries (`Endpoint main kept changing meanwhile; retry.`; code `changed_meanwhile`, as a rule's change that keeps racing): retry.",
     errors: [409],
     examples: { request: { endpoint_name: 'main' } },
   }),

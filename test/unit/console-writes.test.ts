@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { nowSeconds } from '../../shared/clock.ts';
 import type { AuditEntry, Audited, ConsoleKind, ConsoleRecord, ConsoleStore } from '../../shared/domain/console-records.ts';
 import { endpointView, makeDefaultEndpoint, type Endpoint } from '../../shared/domain/endpoints.ts';
-import { NotFound } from '../../shared/domain/errors.ts';
+import { Conflict, NotFound } from '../../shared/domain/errors.ts';
+import { apiErrorOf } from '../../shared/http/error-mapping.ts';
 import { promoteModel, updateModel } from '../../shared/domain/model-versions.ts';
 import { templatePatch } from '../../shared/schemas/console.ts';
 import { templateView, updateTemplate, type Template } from '../../shared/domain/templates.ts';
@@ -202,6 +203,30 @@ describe('POST /api/models/{version}/promote', () => {
     const t0 = Date.now();
     expect(await promoteModel(s.c, 't', 3, 'old')).toMatchObject({ version: 3 });
     expect(Date.now() - t0).toBeLessThan(1000);
+  });
+
+  it('a promotion that finds the endpoint changed on each of its tries is 409 changed_meanwhile (the code other changes that keep racing answer), writing nothing', async () => {
+    const s = fakeStore([
+      { kind: 'model', rec: model(3, 'Approved') },
+      { kind: 'endpoint', rec: endpoint(1, 'prod', 2) },
+    ]);
+    // Another change of the endpoint lands between each try's read and its write.
+    let tries = 0;
+    const c: ConsoleStore = {
+      ...s.c,
+      auditId: async (t: string) => {
+        tries += 1;
+        s.change('endpoint', 1, { updated_at: 100 + tries });
+        return s.c.auditId(t);
+      },
+    };
+    const e = await promoteModel(c, 't', 3, 'prod', 'svc_abcd').catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(Conflict);
+    expect(e).toMatchObject({ code: 'changed_meanwhile', message: 'Endpoint prod kept changing meanwhile; retry.' });
+    expect(apiErrorOf(e)).toMatchObject({ status: 409, type: 'conflict_error', code: 'changed_meanwhile' });
+    expect(tries).toBe(8);
+    expect(s.entries).toEqual([]);
+    expect(s.rec('endpoint', 1)?.model_version).toBe(2);
   });
 
   it('an endpoint gone with none left of its name is 404', async () => {

@@ -559,7 +559,7 @@ export interface paths {
         put?: never;
         /**
          * Serve an approved version at an endpoint
-         * @description Written to the endpoint's audit trail (`resource=model-endpoints/<id>`) with the change; 409 `endpoint_changed` when other promotions kept changing the endpoint between this one's read and its write (retry).
+         * @description Written to the endpoint's audit trail (`resource=model-endpoints/<id>`) with the change; 409 when other promotions kept changing the endpoint between this one's read and its write on each of 8 tries (`Endpoint main kept changing meanwhile; retry.`; code `changed_meanwhile`, as a rule's change that keeps racing): retry.
          *
          *     API key scopes: admin.
          *
