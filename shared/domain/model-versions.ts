@@ -150,7 +150,12 @@ export async function promoteModel(c: ConsoleStore, tenant: string, version: num
     if (!e) break;
     found = true;
     // Already serving it (a promotion sent again): nothing to write, and no audit entry of no change.
-    if (e.model_version === version) return modelResource(c, tenant, version);
+    // Answered with the endpoint as read, serving it, as a promotion written is (a promotion of
+    // another version landing right after does not answer this one as not served there).
+    if (e.model_version === version) {
+      const [cur, all] = await Promise.all([getModel(c, tenant, version), c.list<Endpoint>(tenant, 'endpoint')]);
+      return modelView(c, tenant, cur, [...all.filter((x) => x.id !== e.id), e]);
+    }
     const now = nowSeconds();
     const entry = promotionEntry(await c.auditId(tenant), actor ?? null, e, version, now);
     if (!(await c.update(tenant, 'endpoint', e.id, { model_version: version, updated_at: now }, { model_version: e.model_version, updated_at: e.updated_at }, { entry }))) {

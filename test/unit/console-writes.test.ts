@@ -153,6 +153,18 @@ describe('POST /api/models/{version}/promote', () => {
     expect(s.rec('endpoint', 1)?.model_version).toBe(4);
   });
 
+  it('a promotion of the version the endpoint serves already answers it as served there, though a promotion of another version landed right after its read', async () => {
+    const s = fakeStore([
+      { kind: 'model', rec: model(3, 'Approved') },
+      { kind: 'model', rec: model(4, 'Approved') },
+      { kind: 'endpoint', rec: endpoint(1, 'prod', 3) },
+    ]);
+    s.hooks.afterList = { kind: 'endpoint', run: () => s.change('endpoint', 1, { model_version: 4, updated_at: 2 }) };
+    expect(await promoteModel(s.c, 't', 3, 'prod', 'svc_abcd')).toMatchObject({ version: 3, endpoints: ['prod'] });
+    expect(s.entries).toEqual([]);
+    expect(s.rec('endpoint', 1)?.model_version).toBe(4);
+  });
+
   it('an endpoint taken back before the write (the second create of its name) is looked for again: the one that kept the name is promoted, not a 200 for nothing', async () => {
     const s = fakeStore([
       { kind: 'model', rec: model(3, 'Approved') },
