@@ -25,7 +25,10 @@ export interface AuditEntry {
   id: number;
   /** Unix seconds. */
   at: number;
-  /** The API key's 8-character prefix (null when no key made the change). */
+  /**
+   * The API key's 8-character prefix, `console:<email>` for a console user, `auto_promote:templates/<id>`
+   * for a template's automatic promotion (null when none of them made the change).
+   */
   actor: string | null;
   action: 'create' | 'update' | 'delete';
   /** `rules/12`, `segments/3`, `experiments/4`, `rerank-controls/7`, `synonyms/2`, `model-endpoints/1` (promotions). */
