@@ -100,10 +100,12 @@ export async function decideAutoPromotion(c: ConsoleStore, tenant: string, name:
   // once, after the run Completed, and nothing decides it later (a container task's run is not
   // revisited by the task sweep once Completed; a worker's message comes again only after 90 min),
   // so until 2026-12-07 one throttled read or write left the version's `promotion` null for good.
-  // Each try starts over from what is stored (a decision recorded meanwhile stands).
+  // Each try starts over from what is stored (a decision recorded meanwhile stands), but keeps
+  // the decision whose endpoint write landed before a later step was refused (`landed`).
+  const tries: DecideTries = {};
   return withRetry(DECIDE_RETRY, async () => {
     try {
-      return { value: await decideOnce(c, tenant, name) };
+      return { value: await decideOnce(c, tenant, name, tries) };
     } catch (e) {
       return { failure: e, retryable: serviceBusy(e) };
     }
@@ -113,7 +115,18 @@ export async function decideAutoPromotion(c: ConsoleStore, tenant: string, name:
 /** How a decision is tried again while the table is busy: 6 tries, waits of up to 1, 2, 4, 8 and 16 s (full jitter: about 15 s in all on average). */
 const DECIDE_RETRY = { attempts: 6, baseMs: 500, maxMs: 16_000, jitter: 'full' } as const;
 
-async function decideOnce(c: ConsoleStore, tenant: string, name: string): Promise<Promotion | undefined> {
+/**
+ * What one try of a decision tells the next: the decision whose promotion it wrote to the endpoint
+ * (before its approval or keptByName's read was refused for load). The next try finds its version
+ * serving there and records that decision, not one "already serving" compared with itself (until
+ * 2026-12-07 the retry recorded `compared_with` the version itself, though the audit trail's entry
+ * of that write says what it replaced).
+ */
+interface DecideTries {
+  landed?: Promotion | undefined;
+}
+
+async function decideOnce(c: ConsoleStore, tenant: string, name: string, tries: DecideTries = {}): Promise<Promotion | undefined> {
   const id = trainingRunId(name);
   if (!Number.isSafeInteger(id) || trainingRunName(id) !== name) return undefined;
   const job = await c.get<TrainingRun>(tenant, 'job', id);
@@ -131,6 +144,7 @@ async function decideOnce(c: ConsoleStore, tenant: string, name: string): Promis
     let decision: Promotion;
     const mine = ndcgOf(m);
     if (!endpoint) decision = decide(false, `no serving endpoint ${policy.endpoint_name}`);
+    else if (serving === version && tries.landed?.endpoint_name === policy.endpoint_name) decision = tries.landed;
     else if (serving === version) decision = decide(true, `version ${version} already serves ${endpoint.endpoint_name}`);
     else if (!mine) decision = decide(false, `version ${version} has no nDCG@10 to compare`);
     else if (serving === null) decision = decide(true, `${mine.source} nDCG@10 ${fmt(mine.value)}; no version served ${endpoint.endpoint_name}`);
@@ -159,8 +173,12 @@ async function decideOnce(c: ConsoleStore, tenant: string, name: string): Promis
       const at = nowSeconds();
       const entry = promotionEntry(await c.auditId(tenant), `auto_promote:templates/${job.template_id}`, endpoint, version, at);
       if (!(await c.update(tenant, 'endpoint', endpoint.id, { model_version: version, updated_at: at }, { updated_at: endpoint.updated_at, model_version: serving }, { entry }))) continue;
+      tries.landed = decision;
       // Written to a record a create of its name at once is taking back: decided again on the one kept.
-      if (!(await keptByName(c, tenant, endpoint))) continue;
+      if (!(await keptByName(c, tenant, endpoint))) {
+        tries.landed = undefined;
+        continue;
+      }
     }
     // Approved with the decision that promoted it (a refused version stays as it was).
     if (!(await c.update(tenant, 'model', version, { promotion: decision, ...(decision.promoted ? { status: 'Approved' } : {}) }, { promotion: undefined }))) continue;

@@ -290,6 +290,35 @@ describe('auto-promotion', () => {
     expect((await c.get<ModelVersion>('ap-busy', 'model', 4))?.promotion).toMatchObject({ promoted: true });
   });
 
+  it('a decision whose endpoint write landed and whose approval was throttled records, tried again, the comparison it made (not "already serves" compared with itself)', async () => {
+    const { c, run, serving } = await setup('ap-busy2', { endpoint_name: 'main', min_factor: 1 }, { version: 3, validation: 0.3, holdout: 0.9 });
+    let refused = 0;
+    const throttled = (store: typeof c): typeof c => ({
+      ...store,
+      update: async (...args: Parameters<typeof c.update>) => {
+        if (args[1] === 'model' && 'promotion' in args[3] && refused < 1) {
+          refused += 1;
+          throw Object.assign(new Error('Throughput exceeds the current capacity of your table'), { name: 'ProvisionedThroughputExceededException' });
+        }
+        return store.update(...args);
+      },
+    });
+    const d = await run(4, 0.1, 0.4, throttled);
+    expect(refused).toBe(1);
+    const compared = { automatic: true, promoted: true, compared_with: 3, reason: 'validation nDCG@10 0.4 >= 0.3 x 1.0 of version 3 serving main' };
+    expect(d).toMatchObject(compared);
+    expect(await serving()).toBe(4);
+    expect(await c.get<ModelVersion>('ap-busy2', 'model', 4)).toMatchObject({ status: 'Approved', promotion: compared });
+    // The audit trail's one entry of the promotion says the same: 3 replaced by 4.
+    const trail = await c.auditPage('ap-busy2', 'model-endpoints/1', { limit: 10 });
+    expect(trail.rows.map((e) => [e.before, e.after])).toEqual([
+      [
+        { endpoint_name: 'main', model_version: 3 },
+        { endpoint_name: 'main', model_version: 4 },
+      ],
+    ]);
+  });
+
   it('leaves a worse version Trained and says why in its record', async () => {
     const { c, run, serving } = await setup('ap2', { endpoint_name: 'main', min_factor: 1 }, { version: 3, validation: 0.33, holdout: 0.1 });
     const d = await run(4, 0.9, 0.31);
