@@ -122,10 +122,16 @@ export async function listEvents(store: EventStore, tenant: string, q: ConsoleEv
     ...(newestFirst ? { newestFirst } : {}),
   });
   const rows = covered ? page.rows.filter((r) => !covered(r)) : page.rows;
+  const dropped = rows.length < page.rows.length;
   // Newest first, an event the erasure covers ends the list: those after it are older, its too.
-  const cut = rows.length < page.rows.length && newestFirst;
+  const cut = dropped && newestFirst;
   const hasMore = page.hasMore && !cut;
-  const next = cut ? undefined : page.next;
+  // Oldest first, rows are left out only under a marker without `events_through` (stored before
+  // 2026-11-29: it covers the user's events by their time, so the read cannot start past them): a
+  // page that left some out and has more names the last row read as its cursor, as a bounded read
+  // does; one that left out every row it read would otherwise answer `has_more` with no
+  // `next_cursor` (until 2026-12-07 it did, and the client could not page on).
+  const next = cut ? undefined : (page.next ?? (dropped && page.hasMore ? page.rows.at(-1)?.id : undefined));
   let shown = rows;
   let held = false;
   // No gap stops a newest-first list.

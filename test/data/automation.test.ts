@@ -800,6 +800,25 @@ describe('erasure', () => {
     expect(await c.erasureSweeps(T)).toHaveLength(1);
   });
 
+  it("pages a user's events oldest first past those a marker without events_through covers: a page they fill answers a cursor, not has_more with none", async () => {
+    // Found by a review (2026-12-07): a marker stored before events_through was kept covers the
+    // user's events by their time, so the read cannot start past them; a page of them only was
+    // answered { data: [], has_more: true, next_cursor: null }.
+    const { listEvents } = await import('../../shared/domain/events.ts');
+    const { events, console: c } = db.stores;
+    const T = 'er12';
+    const [old] = await events.append(T, [ev('legacy', 'view', 1)], 100);
+    await c.putErasure(T, { user_id: 'legacy', requested_at: 150, completed_at: 200 });
+    const [later] = await events.append(T, [ev('legacy', 'view', 2)], nowSeconds() - 60);
+    const first = await listEvents(events, T, { limit: 1, user_id: 'legacy' }, nowSeconds(), c);
+    expect(first.data).toEqual([]);
+    expect(first.has_more).toBe(true);
+    expect(first.next_cursor).toBe(String(old?.id));
+    const second = await listEvents(events, T, { limit: 1, user_id: 'legacy', starting_after: Number(first.next_cursor) }, nowSeconds(), c);
+    expect(second.data.map((e) => e.id)).toEqual([String(later?.id)]);
+    expect(second.has_more).toBe(false);
+  });
+
   it("sweeps an ended erasure's experiment memberships: a request served as it ran that wrote the user's row after the erasure deleted it; a membership first served after it ended stays", async () => {
     const { events, console: c, idempotency } = db.stores;
     const exposures = dynamoExposureStore(db.table);
