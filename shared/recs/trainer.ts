@@ -210,7 +210,8 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
     if (!movedAway) await c.appendLog(tenant, id, [{ ts: now(), message }]);
   };
   if (job.status === 'Stopping') {
-    await c.update(tenant, 'job', id, { status: 'Stopped', finished_at: now() }, { status: 'Stopping' });
+    // Its log says so, as every other end does (until 2026-12-07 it ended at "Stop requested").
+    if (await c.update(tenant, 'job', id, { status: 'Stopped', finished_at: now() }, { status: 'Stopping' })) await log('Stopped; no version was created');
     return;
   }
   if (job.status === 'InProgress') {

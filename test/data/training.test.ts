@@ -266,6 +266,17 @@ describe('training histories and what serving reads', () => {
     expect(u5.data.map((d) => d.item_id)).not.toContain('7');
   });
 
+  it('a run found Stopping (its stop answered before this delivery started it) ends Stopped, and its log says so', async () => {
+    const T = 'trn-found-stopping';
+    const { items, console: c } = db.stores;
+    const now = Math.floor(Date.now() / 1000);
+    await ratingsRun(T, now);
+    await c.update(T, 'job', 1, { status: 'Stopping' });
+    await runTraining({ console: c, events: dynamoEventStore(db.table), items, blobs: new FolderBlobStore(dir) }, T, 'train-1');
+    expect(await c.get<TrainingRun>(T, 'job', 1)).toMatchObject({ status: 'Stopped', model_version: null });
+    expect(await logsOf(c, T, 1)).toContain('Stopped; no version was created');
+  });
+
   it('events on an item id the tenant never handed out (above its item counter once the events are read) are not carried in the artifact', async () => {
     const T11 = 'trn-unread-never';
     const { items, console: c } = db.stores;
