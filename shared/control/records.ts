@@ -636,6 +636,15 @@ function changeExperiment(c: ControlPorts, who: Caller, id: number, b: S.Experim
     }
     if (b.variants && cur.status !== 'Draft') throw badState(`Experiment ${id} is ${cur.status}: its variants can be changed only while it is a Draft.`);
     if (b.segment_id !== undefined && cur.status !== 'Draft') throw badState(`Experiment ${id} is ${cur.status}: its segment can be changed only while it is a Draft.`);
+    // A window applies to the requests served after it is set: a Stopped experiment serves none, so
+    // a new one would count nothing differently and only misname the window its results were
+    // counted with (until 2026-12-07 it was stored and shown beside them).
+    const stopsThere = cur.status === 'Stopped' || (moves && b.status === 'Stopped');
+    if (stopsThere && b.attribution_window_seconds !== undefined && b.attribution_window_seconds !== cur.attribution_window_seconds) {
+      throw badState(
+        `Experiment ${id} is ${cur.status === 'Stopped' ? 'Stopped' : 'being stopped'}: its attribution window can be changed only while it is a Draft or Running (it applies to the requests served after it is set).`,
+      );
+    }
     if (b.segment_id && b.segment_id !== cur.segment_id) await needSegment(c, who.tenant, b.segment_id);
     const variants = b.variants ? variantsOf(b.variants) : undefined;
     if (variants) await needEndpoints(c, who.tenant, variants);

@@ -507,6 +507,27 @@ describe('experiments', () => {
     expect(ok(await P('GET', `/api/experiments/${e.id}`))).toMatchObject({ status: 'Stopped', name: 'renamed' });
   });
 
+  it('a Stopped experiment keeps the attribution window its requests were counted with: a change of it is 400, as one sent with the stop', async () => {
+    const ctx = await context('exp-window');
+    const e = ok(await P('POST', '/api/experiments', { name: 'w', context_id: ctx, variants, attribution_window_seconds: 3600 }), 201);
+    ok(await P('PATCH', `/api/experiments/${e.id}`, { status: 'Running' }));
+    // Sent with the stop: the window would apply to no request.
+    expect(await P('PATCH', `/api/experiments/${e.id}`, { status: 'Stopped', attribution_window_seconds: 60 })).toMatchObject({
+      status: 400,
+      body: { error: expect.stringMatching(/is being stopped: its attribution window can be changed only while it is a Draft or Running/) },
+    });
+    expect(ok(await P('GET', `/api/experiments/${e.id}`))).toMatchObject({ status: 'Running', attribution_window_seconds: 3600 });
+    const stopped = ok(await P('PATCH', `/api/experiments/${e.id}`, { status: 'Stopped' }));
+    expect(await P('PATCH', `/api/experiments/${e.id}`, { attribution_window_seconds: 60, name: 'w2' })).toMatchObject({
+      status: 400,
+      body: { error: expect.stringMatching(/is Stopped: its attribution window can be changed only while it is a Draft or Running/) },
+    });
+    const read = ok(await P('GET', `/api/experiments/${e.id}`));
+    expect(read).toMatchObject({ name: 'w', attribution_window_seconds: 3600, results: { attribution_window_seconds: 3600 } });
+    // Sent as it is (a form saved with a new name): no change of the window, the rename goes through.
+    expect(ok(await P('PATCH', `/api/experiments/${e.id}`, { attribution_window_seconds: 3600, name: 'w2' }))).toMatchObject({ ...stopped, name: 'w2', updated_at: expect.any(Number) });
+  });
+
   it('one Running experiment per context: starting a second is 409, in another context it runs', async () => {
     const ctx = await context('exp-one');
     const a = ok(await P('POST', '/api/experiments', { name: 'a', context_id: ctx, variants }), 201);
