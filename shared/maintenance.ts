@@ -2,7 +2,7 @@ import type { BlobStore } from './blob.ts';
 import { PASS_EVENT_BUDGET, type PassBudget, refreshSegmentSizes, type SegmentSizeDeps } from './control/segment-size.ts';
 import type { ExposureStore } from './control/exposures.ts';
 import type { Stores } from './data/index.ts';
-import { decideAutoPromotion, startDueRuns } from './domain/automation.ts';
+import { decideAutoPromotion, decideLeftPromotions, startDueRuns } from './domain/automation.ts';
 import { sweepErasures } from './domain/erasure.ts';
 import { logger } from './observability.ts';
 import type { WorkQueue } from './queue/messages.ts';
@@ -45,7 +45,8 @@ export const PASS_BUDGET_MS = 40_000;
  * The maintenance pass (every minute on AWS; a timer locally), as of `now`: re-queues lagging
  * embeddings, requests index builds, refreshes segment size estimates, folds searches into the
  * search analytics counters, starts templates' scheduled training runs that are due, ends
- * runs whose container task stopped without ending them, sends runs stored but never sent, and sweeps ended erasures (a second
+ * runs whose container task stopped without ending them, sends runs stored but never sent, decides
+ * the auto-promotions their trainers left undecided (`decideLeftPromotions`), and sweeps ended erasures (a second
  * look at the user's events, `sweepErasures`). One tenant's failure leaves the others'
  * work alone.
  */
@@ -63,6 +64,7 @@ export async function maintenancePass(deps: MaintenanceDeps, now: number) {
   const scheduled: string[] = [];
   const interrupted: string[] = [];
   const unsent: string[] = [];
+  const promoted: string[] = [];
   let swept = 0;
   const failed = (what: string, tenant: string, e: unknown) => logger.error(what, { tenant, error: e instanceof Error ? e.message : String(e) });
   // The pass starts where the last one stopped: at the first tenant it left for later, or, when it
@@ -115,6 +117,12 @@ export async function maintenancePass(deps: MaintenanceDeps, now: number) {
     } catch (e) {
       failed('training task sweep failed', tenant, e);
     }
+    // After the sweep, which decides the runs it ends Completed itself.
+    try {
+      for (const job of await decideLeftPromotions(s.console, tenant, now, passUntil)) promoted.push(`${tenant}/${job}`);
+    } catch (e) {
+      failed('auto-promotion revisit failed', tenant, e);
+    }
     try {
       folded += (await foldSearchCounts(deps.searchLog, tenant, now, foldUntil - performance.now())).searches;
     } catch (e) {
@@ -133,8 +141,8 @@ export async function maintenancePass(deps: MaintenanceDeps, now: number) {
   }
   const next = deferred[0] ?? order[1] ?? order[0];
   if (next !== undefined) await saveCursor(next);
-  const result = { requeued, rebuilds, backlogged: embeddings.backlogged, segments, folded, scheduled, interrupted, unsent, swept, deferred };
-  if (requeued || rebuilds.length || segments || folded || scheduled.length || interrupted.length || unsent.length || swept || deferred.length) logger.info('maintenance', result);
+  const result = { requeued, rebuilds, backlogged: embeddings.backlogged, segments, folded, scheduled, interrupted, unsent, promoted, swept, deferred };
+  if (requeued || rebuilds.length || segments || folded || scheduled.length || interrupted.length || unsent.length || promoted.length || swept || deferred.length) logger.info('maintenance', result);
   return result;
 }
 

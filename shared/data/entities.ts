@@ -267,6 +267,8 @@ export const TrainingRunKeyedBefore = entity({
  */
 export const ActiveRunsIndexed = entity({ name: 'active_runs_indexed', attributes: ['through'], indexes: { primary: { pk: 'TENANT#${tenant}', sk: 'ACTIVERUNS#INDEXED' } } });
 export const ModelVersion = record('model', { pk: 'TENANT#${tenant}#CONSOLE#model', sk: '${id}' });
+/** A run whose version's auto-promotion is still to be decided (by the run's id), until the maintenance pass finds it decided. */
+export const PromotionDue = record('promotion_due', { pk: 'TENANT#${tenant}#CONSOLE#promotion_due', sk: '${id}' });
 export const Rule = record('rule', { pk: CONTROL, sk: 'rule#${id}' });
 export const Segment = record('segment', { pk: CONTROL, sk: 'segment#${id}' });
 export const Experiment = record('experiment', { pk: CONTROL, sk: 'experiment#${id}' });
@@ -283,6 +285,7 @@ export const CONSOLE_RECORDS = {
   template: Template,
   job: TrainingRun,
   model: ModelVersion,
+  promotion_due: PromotionDue,
   rule: Rule,
   segment: Segment,
   experiment: Experiment,

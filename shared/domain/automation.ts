@@ -1,13 +1,14 @@
 import { nowSeconds } from '../clock.ts';
 import { serviceBusy } from '../data/busy.ts';
+import { logger } from '../observability.ts';
 import { withRetry } from '../retry.ts';
 import type { WorkQueue } from '../queue/messages.ts';
 import { DEFAULT_TRAINING_OPTIONS } from '../schemas/console.ts';
-import type { ConsoleStore } from './console-records.ts';
+import type { ConsoleRecord, ConsoleStore } from './console-records.ts';
 import { findEndpoint, keptByName } from './endpoints.ts';
 import { promotionEntry, type ModelVersion, type Promotion } from './model-versions.ts';
 import { scheduleSeconds, type Template } from './templates.ts';
-import { trainingRunId, trainingRunName, queueRun, type TrainingRun } from './training-runs.ts';
+import { trainingRunId, trainingRunName, queueRun, type TrainingRun, WORKER_RUN_LOST_SECONDS } from './training-runs.ts';
 
 /*
  * Training that runs itself: a template's schedule starts runs from the maintenance pass, and
@@ -97,9 +98,9 @@ const fmtFactor = (f: number) => (Number.isInteger(f) ? f.toFixed(1) : String(f)
  */
 export async function decideAutoPromotion(c: ConsoleStore, tenant: string, name: string): Promise<Promotion | undefined> {
   // A busy table (throttled after the client's own retries) is waited out: the decision is made
-  // once, after the run Completed, and nothing decides it later (a container task's run is not
-  // revisited by the task sweep once Completed; a worker's message comes again only after 90 min),
-  // so until 2026-12-07 one throttled read or write left the version's `promotion` null for good.
+  // once, after the run Completed, and nothing else decides it for 16 minutes (the maintenance
+  // pass's `decideLeftPromotions`; a worker's message comes again only after 90 min): until
+  // 2026-12-07 one throttled read or write left the version's `promotion` null for good.
   // Each try starts over from what is stored (a decision recorded meanwhile stands), but keeps
   // the decision whose endpoint write landed before a later step was refused (`landed`).
   const tries: DecideTries = {};
@@ -186,4 +187,55 @@ async function decideOnce(c: ConsoleStore, tenant: string, name: string, tries: 
     return decision;
   }
   return (await c.get<ModelVersion>(tenant, 'model', version))?.promotion;
+}
+
+/**
+ * A run whose template asked for auto-promotion as it stored its version (kind `promotion_due`, by
+ * the run's id), marked before the version is stored: the maintenance pass decides what its
+ * trainer did not (`decideLeftPromotions`), then takes the mark out.
+ */
+export interface PromotionDue extends ConsoleRecord {
+  id: number;
+  job_name: string;
+  /** Unix seconds: when the version was about to be stored. */
+  at: number;
+}
+
+/**
+ * How old a mark is before the maintenance pass decides its run's promotion: the training worker's
+ * time limit and a minute (`WORKER_RUN_LOST_SECONDS`), so the function that stored the version, a
+ * worker or a container task, has decided it (a task decides within a minute of its run's end) or
+ * has surely stopped. A decider still at it then changes nothing twice: a decision is recorded
+ * once (conditionally on none), and the endpoint written once, with its one audit entry.
+ */
+export const PROMOTION_REVISIT_SECONDS = WORKER_RUN_LOST_SECONDS;
+
+/**
+ * The maintenance pass's look at the tenant's runs marked for an auto-promotion decision at least
+ * PROMOTION_REVISIT_SECONDS ago (`PromotionDue`): a run still waiting or running is left for a
+ * later pass; an ended one whose version has no `promotion` is decided (`decideAutoPromotion`);
+ * then the mark goes. Until 2026-12-07 the decision was made only by the function that completed
+ * the run, and nothing revisited it: a worker or task cut off between the run's end and the
+ * decision (its time limit, a crash, a pass past its time) left the version undecided for good.
+ * No decision starts past `until` (performance.now() time); one that fails is logged and tried
+ * at the next pass. Answers the runs it decided.
+ */
+export async function decideLeftPromotions(c: ConsoleStore, tenant: string, now: number, until = Number.POSITIVE_INFINITY): Promise<string[]> {
+  const decided: string[] = [];
+  for (const due of await c.list<PromotionDue>(tenant, 'promotion_due')) {
+    if (performance.now() >= until) break;
+    if (now - due.at < PROMOTION_REVISIT_SECONDS) continue;
+    const run = await c.get<TrainingRun>(tenant, 'job', due.id);
+    if (run && (run.status === 'Queued' || run.status === 'InProgress' || run.status === 'Stopping')) continue;
+    const version = run?.status === 'Completed' ? run.model_version : null;
+    try {
+      const undecided = version !== null && !(await c.get<ModelVersion>(tenant, 'model', version))?.promotion;
+      if (undecided && (await decideAutoPromotion(c, tenant, due.job_name))) decided.push(due.job_name);
+    } catch (e) {
+      logger.error('auto-promotion not decided (the next pass tries again)', { tenant, run: due.job_name, error: e instanceof Error ? e.message : String(e) });
+      continue;
+    }
+    await c.remove(tenant, 'promotion_due', due.id);
+  }
+  return decided;
 }

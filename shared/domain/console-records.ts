@@ -11,8 +11,11 @@ import type { IdPlan } from './types.ts';
  * aggregates (shared/domain/event-types.ts, templates.ts, ...) use it.
  */
 
-/** Console record kinds, each with per-tenant integer ids. */
-export type ConsoleKind = 'event_type' | 'context' | 'template' | 'endpoint' | 'job' | 'model' | ControlKind;
+/**
+ * Console record kinds, each with per-tenant integer ids (`promotion_due`: a run whose version's
+ * auto-promotion is still to be decided, by the run's id; shared/domain/automation.ts).
+ */
+export type ConsoleKind = 'event_type' | 'context' | 'template' | 'endpoint' | 'job' | 'model' | 'promotion_due' | ControlKind;
 /** The control plane's kinds, stored in one partition per tenant (a rerank record's id is its context's). */
 export type ControlKind = 'rule' | 'segment' | 'experiment' | 'rerank';
 

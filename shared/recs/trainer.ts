@@ -3,6 +3,7 @@ import { nowMs, nowSeconds as now } from '../clock.ts';
 import type { BlobStore } from '../blob.ts';
 import { seededRandom } from '../random.ts';
 import type { ConsoleStore } from '../domain/console-records.ts';
+import type { PromotionDue } from '../domain/automation.ts';
 import { busyFailure, completedWith, endInterruptedRun, requeueBusyRun, type RunTask, taskToken, trainingRunId, type TrainingRun, WORKER_RUN_LOST_SECONDS } from '../domain/training-runs.ts';
 import { withRetry } from '../retry.ts';
 import { serviceBusy } from '../data/busy.ts';
@@ -521,6 +522,10 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
       artifact: key,
       ...(validation ? { validation: storedValidation(validation) } : {}),
     };
+    // Marked before the version is stored when its template asks for auto-promotion: the function
+    // deciding it after the run's end may be cut off first, and the maintenance pass then decides
+    // it (decideLeftPromotions).
+    if (template.auto_promote) await c.put(tenant, 'promotion_due', { id, job_name: jobName, at: now() } satisfies PromotionDue);
     await c.put(tenant, 'model', rec);
     storedVersion = rec;
     // An erasure that began meanwhile may have listed the versions before this one was there:

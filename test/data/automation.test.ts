@@ -7,7 +7,8 @@ import { historiesOf, packModel, unpackModel, withoutUsers } from '../../shared/
 import { withoutErased } from '../../shared/recs/erase-from-models.ts';
 import { Dataset } from '../../shared/recs/dataset.ts';
 import { trainPopularity } from '../../shared/recs/models.ts';
-import { CLAIM_GRACE_SECONDS, decideAutoPromotion, nextAfter, startDueRuns } from '../../shared/domain/automation.ts';
+import { CLAIM_GRACE_SECONDS, decideAutoPromotion, decideLeftPromotions, nextAfter, PROMOTION_REVISIT_SECONDS, startDueRuns } from '../../shared/domain/automation.ts';
+import { runTraining } from '../../shared/recs/trainer.ts';
 import { compareModels, type ModelVersion } from '../../shared/domain/model-versions.ts';
 import { createTemplate, firstRunAt, getTemplate, updateTemplate, type Template } from '../../shared/domain/templates.ts';
 import { trainingRunResource, type TrainingRun } from '../../shared/domain/training-runs.ts';
@@ -515,6 +516,47 @@ describe('auto-promotion', () => {
     expect(await run(4, 0.2, 0.2, racing)).toEqual(theirs);
     expect((await c.get<ModelVersion>('ap12', 'model', 4))?.promotion).toEqual(theirs);
     expect(await serving()).toBe(3);
+  });
+
+  it('a version whose decider was cut off after its run Completed is decided by the maintenance pass once PROMOTION_REVISIT_SECONDS passed, once: a late decider records nothing more', async () => {
+    // Until 2026-12-07 only the function that completed the run decided: cut off first, the version stayed undecided for good.
+    const T = 'ap-left';
+    const c = db.stores.console;
+    const events = dynamoEventStore(db.table);
+    const at = now();
+    await db.stores.items.create(
+      T,
+      Array.from({ length: 6 }, (_, i) => ({ name: `item ${i + 1}` })),
+      at - 2000,
+    );
+    const evs: NewEvent[] = [];
+    for (let u = 0; u < 12; u++)
+      for (const i of [1, 2, 3, 1 + (u % 6)]) evs.push({ type: 'view', user_id: `u${u}`, item_id: String(i), context_id: null, session_id: null, request_id: null, placement: null, extra: {} });
+    await events.append(T, evs, at - 1000);
+    const t = await template(T, { auto_promote: { endpoint_name: 'main', min_factor: 1 } });
+    await c.put(T, 'endpoint', { id: 1, endpoint_name: 'main', is_default: true, model_version: null, created: at, updated_at: at } satisfies Endpoint);
+    await c.put(T, 'job', queuedRun(1, { algorithm: 'popularity' }, { template_id: t.id, created: at }));
+    // The run completes; its worker is cut off before it decides (decideAutoPromotion never called).
+    await runTraining({ console: c, events, items: db.stores.items, blobs: blobStore }, T, 'train-1');
+    const run = await c.get<TrainingRun>(T, 'job', 1);
+    expect(run).toMatchObject({ status: 'Completed', model_version: expect.any(Number) });
+    const version = run?.model_version as number;
+    const entries = async () => (await c.auditPage(T, 'model-endpoints/1', { limit: 10 })).rows;
+    // Within the grace the decision is left to the function that completed the run.
+    expect(await decideLeftPromotions(c, T, now() + 60)).toEqual([]);
+    expect((await c.get<ModelVersion>(T, 'model', version))?.promotion).toBeUndefined();
+    // Past it, the pass decides.
+    expect(await decideLeftPromotions(c, T, now() + PROMOTION_REVISIT_SECONDS)).toEqual(['train-1']);
+    const decided = (await c.get<ModelVersion>(T, 'model', version))?.promotion;
+    expect(decided).toMatchObject({ automatic: true, promoted: true, endpoint_name: 'main', compared_with: null });
+    expect((await c.get<Endpoint>(T, 'endpoint', 1))?.model_version).toBe(version);
+    expect(await entries()).toHaveLength(1);
+    // The original decider coming back late, and later passes: the decision stands, nothing written twice.
+    expect(await decideAutoPromotion(c, T, 'train-1')).toEqual(decided);
+    expect(await decideLeftPromotions(c, T, now() + PROMOTION_REVISIT_SECONDS)).toEqual([]);
+    expect(await entries()).toHaveLength(1);
+    expect(await c.list(T, 'promotion_due')).toEqual([]);
+    expect((await c.logs(T, 1, undefined, 100)).lines.filter((l) => l.message.startsWith('Auto-promotion to main'))).toHaveLength(1);
   });
 
   it('does nothing for a template without a policy, or a run not Completed', async () => {
