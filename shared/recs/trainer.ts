@@ -219,7 +219,13 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
     // The message came again. Within the worker's time limit that is SQS delivering it twice (at
     // least once), while the run goes on: it is left to its invocation. Past it, that invocation
     // ended (its time or its worker ran out) without ending the job: it is ended as far as it got,
-    // so it does not stay InProgress (and, once storing began, unstoppable) for good.
+    // so it does not stay InProgress (and, once storing began, unstoppable) for good. Only a
+    // worker's run: a container task's trains past that limit, and the task sweep ends it once its
+    // task has stopped. Until 2026-12-07 a stray task (of a claim dropped for a busy service, or a
+    // second start of one token) coming that late ended another task's healthy run Failed: its
+    // token is checked only at a Queued run's start, and the end held the run as read, that is the
+    // live attempt's.
+    if (job.task) return;
     if (job.started_at !== null && now() - job.started_at <= WORKER_RUN_LOST_SECONDS) return;
     await endInterruptedRun(c, tenant, job, 'its worker stopped');
     return;

@@ -624,6 +624,23 @@ describe('stopping a run races its end', () => {
     expect(await c.get<TrainingRun>(T8, 'job', 1)).toMatchObject({ status: 'Completed', model_version: 1 });
   });
 
+  it('a stray task coming past the worker time limit leaves the InProgress run of the task that has it (it ended it Failed)', async () => {
+    const T16 = 'stray-late';
+    const c = db.stores.console;
+    const past = Math.floor(Date.now() / 1000) - WORKER_RUN_LOST_SECONDS - 60;
+    // Another task's attempt, training for 17 minutes (a task has no time limit).
+    const live = { status: 'InProgress', progress: 0.5, created: past, started_at: past, _attempt: 'live', task: { runner: 'test', claimed_at: past, ref: 'task-2' } } as const;
+    await c.put(T16, 'job', queuedRun(1, { algorithm: 'popularity' }, live));
+    // A task of a claim dropped before (its token of an earlier retry) starts only now.
+    await runTraining({ console: c, events: dynamoEventStore(db.table), items: db.stores.items, blobs: new FolderBlobStore(dir) }, T16, 'train-1', {
+      asTask: true,
+      taskRef: 'task-1',
+      taskToken: taskToken(T16, 'train-1', 0),
+    });
+    expect(await c.get<TrainingRun>(T16, 'job', 1)).toMatchObject({ status: 'InProgress', progress: 0.5, started_at: past, _attempt: 'live', error: null, finished_at: null });
+    expect(await logsOf(c, T16, 1)).toBe('');
+  });
+
   it("a run stopped while its progress lines are still being written ends its log with its end: no progress line after 'Stopped'", async () => {
     const T6 = 'stl';
     const { c, events, items, blobs, template } = await twoTastes(T6);
