@@ -6,7 +6,7 @@ import type { WorkQueue } from '../queue/messages.ts';
 import { DEFAULT_TRAINING_OPTIONS } from '../schemas/console.ts';
 import type { ConsoleRecord, ConsoleStore } from './console-records.ts';
 import { findEndpoint, keptByName } from './endpoints.ts';
-import { promotionEntry, type ModelVersion, type Promotion } from './model-versions.ts';
+import { promotionEntry, promotionOf, type ModelVersion, type Promotion } from './model-versions.ts';
 import { scheduleSeconds, type Template } from './templates.ts';
 import { trainingRunId, trainingRunName, queueRun, type TrainingRun, WORKER_RUN_LOST_SECONDS } from './training-runs.ts';
 
@@ -173,7 +173,8 @@ async function decideOnce(c: ConsoleStore, tenant: string, name: string, tries: 
       // Written with its audit entry (resource model-endpoints/<id>), as a promotion by hand is.
       const at = nowSeconds();
       const entry = promotionEntry(await c.auditId(tenant), `auto_promote:templates/${job.template_id}`, endpoint, version, at);
-      if (!(await c.update(tenant, 'endpoint', endpoint.id, { model_version: version, updated_at: at }, { updated_at: endpoint.updated_at, model_version: serving }, { entry }))) continue;
+      const write = promotionOf(endpoint, version, at);
+      if (!(await c.update(tenant, 'endpoint', endpoint.id, write.set, write.expect, { entry }))) continue;
       tries.landed = decision;
       // Written to a record a create of its name at once is taking back: decided again on the one kept.
       if (!(await keptByName(c, tenant, endpoint))) {

@@ -28,13 +28,18 @@ export interface Endpoint extends ConsoleRecord {
    * (`putNamed`): a create of the name at once may still take this record back (`findEndpoint`).
    */
   claiming?: boolean;
+  /**
+   * Internal: the number of promotions written to it (absent: none since 2026-12-07), each held by
+   * the one read (`promotionOf`).
+   */
+  _rev?: number;
 }
 
 /** When an endpoint last became the default, in the endpoint id counter's order (0: by being the first, below any asked for). */
 const defaultRank = (e: Endpoint) => e.default_seq ?? e.id;
 
 /** An endpoint as the API shows it. */
-export const endpointView = ({ default_seq: _s, claiming: _c, ...e }: Endpoint) => e;
+export const endpointView = ({ default_seq: _s, claiming: _c, _rev: _r, ...e }: Endpoint) => e;
 
 /** Clears `is_default` on each endpoint of `all` that became the default before `rank`, unless it changed since it was read. */
 async function clearOlderDefaults(c: ConsoleStore, tenant: string, all: readonly Endpoint[], rank: number, now: number): Promise<void> {

@@ -134,6 +134,19 @@ export function promotionEntry(id: number, actor: string | null, e: Endpoint, ve
   return { id, at, actor, action: 'update', resource: `model-endpoints/${e.id}`, before: shown(e.model_version), after: shown(version) };
 }
 /**
+ * A promotion's write of endpoint `e` (as read) to `version` at `at`: its fields, and the condition
+ * that the endpoint is still as read, by its promotions' count (`_rev`) as well as its version and
+ * `updated_at`. Those two alone (seconds) held again after two promotions within the same second,
+ * the second putting back the version read: until 2026-12-07 the write then landed with the audit
+ * entry id it took before them, and the trail listed it below theirs though it was written last.
+ */
+export function promotionOf(e: Endpoint, version: number, at: number) {
+  return {
+    set: { model_version: version, updated_at: at, _rev: (e._rev ?? 0) + 1 },
+    expect: { model_version: e.model_version, updated_at: e.updated_at, _rev: e._rev },
+  };
+}
+/**
  * Only an approved version can serve; the endpoint serves it from its next request. Answers the
  * version with the endpoint serving it as this request left it. The endpoint's change is written
  * with its audit entry (one transaction), conditional on the endpoint as read, so each entry's
@@ -158,7 +171,8 @@ export async function promoteModel(c: ConsoleStore, tenant: string, version: num
     }
     const now = nowSeconds();
     const entry = promotionEntry(await c.auditId(tenant), actor ?? null, e, version, now);
-    if (!(await c.update(tenant, 'endpoint', e.id, { model_version: version, updated_at: now }, { model_version: e.model_version, updated_at: e.updated_at }, { entry }))) {
+    const write = promotionOf(e, version, now);
+    if (!(await c.update(tenant, 'endpoint', e.id, write.set, write.expect, { entry }))) {
       raced++;
       continue;
     }
@@ -168,7 +182,7 @@ export async function promoteModel(c: ConsoleStore, tenant: string, version: num
       continue;
     }
     const [now2, all] = await Promise.all([getModel(c, tenant, version), c.list<Endpoint>(tenant, 'endpoint')]);
-    const wrote: Endpoint = { ...e, model_version: version, updated_at: now };
+    const wrote: Endpoint = { ...e, ...write.set };
     return modelView(c, tenant, now2, [...all.filter((x) => x.id !== e.id), wrote]);
   }
   // The code every change that kept finding its record changed answers (rules, segments, synonym sets: docs/api.md's Error codes).

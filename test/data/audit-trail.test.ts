@@ -6,7 +6,9 @@ import type { TableRef } from '../../shared/data/client.ts';
 import { dynamoConsoleStore } from '../../shared/data/console.ts';
 import type { AuditEntry, ConsoleStore } from '../../shared/domain/console-records.ts';
 import { createContext } from '../../shared/domain/contexts.ts';
-import { createEndpoint } from '../../shared/domain/endpoints.ts';
+import { createEndpoint, type Endpoint } from '../../shared/domain/endpoints.ts';
+import { promoteModel, type ModelVersion } from '../../shared/domain/model-versions.ts';
+import { setClock } from '../../shared/clock.ts';
 import { testTable, type TestTable } from '../helpers/table.ts';
 
 /*
@@ -160,5 +162,60 @@ describe("a control record's change and its audit entry", () => {
     // A change undone takes its entry out with it.
     expect(await c.update(T, 'rule', 1, { name: 'r', _rev: 3 }, { _rev: 2 }, { undoes: last })).toBe(true);
     expect((await c.auditPage(T, 'rules/1', { limit: 10 })).rows).toEqual([]);
+  });
+});
+
+describe("an endpoint's promotions in its audit trail", () => {
+  it('a promotion whose read came before two others made within the same second (the second putting back the version it read) is read again: listed newest first in the order written', async () => {
+    // Until 2026-12-07 its write held the endpoint as read by version and updated_at (seconds) only:
+    // it landed after the two with the entry id it took before them, listed below them though
+    // written last (the newest entry's after was not what the endpoint served).
+    const T = 'audit-promote-aba';
+    const c = db.stores.console;
+    const at = 1_800_000_000;
+    const restore = setClock({ nowMs: () => at * 1000 + 500 });
+    try {
+      await c.put(T, 'endpoint', { id: 1, endpoint_name: 'prod', is_default: true, model_version: 3, created: at, updated_at: at } satisfies Endpoint);
+      for (const v of [3, 4, 5])
+        await c.put(T, 'model', {
+          id: v,
+          version: v,
+          template_id: 1,
+          job_name: `train-${v}`,
+          created: at,
+          algorithm: 'popularity',
+          metrics: {},
+          label: null,
+          description: null,
+          status: 'Approved',
+          artifact: `models/${T}/v${v}.bin`,
+        } satisfies ModelVersion);
+      let raced = false;
+      // Version 5 promoted, then 3 again, after this promotion read the endpoint and took its entry's id.
+      const racing: ConsoleStore = {
+        ...c,
+        auditId: async (tenant) => {
+          const id = await c.auditId(tenant);
+          if (!raced) {
+            raced = true;
+            await promoteModel(c, T, 5, 'prod', 'other');
+            await promoteModel(c, T, 3, 'prod', 'other');
+          }
+          return id;
+        },
+      };
+      await promoteModel(racing, T, 4, 'prod', 'mine');
+      expect((await c.get<Endpoint>(T, 'endpoint', 1))?.model_version).toBe(4);
+      const trail = (await c.auditPage(T, 'model-endpoints/1', { limit: 10 })).rows;
+      const served = (x: unknown) => (x as { model_version: number }).model_version;
+      expect(trail.map((e) => [served(e.before), served(e.after)])).toEqual([
+        [3, 4],
+        [5, 3],
+        [3, 5],
+      ]);
+      expect(trail.map((e) => e.actor)).toEqual(['mine', 'other', 'other']);
+    } finally {
+      restore();
+    }
   });
 });

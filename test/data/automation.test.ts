@@ -9,7 +9,7 @@ import { Dataset } from '../../shared/recs/dataset.ts';
 import { trainPopularity } from '../../shared/recs/models.ts';
 import { CLAIM_GRACE_SECONDS, decideAutoPromotion, decideLeftPromotions, nextAfter, PROMOTION_REVISIT_SECONDS, startDueRuns } from '../../shared/domain/automation.ts';
 import { runTraining } from '../../shared/recs/trainer.ts';
-import { compareModels, type ModelVersion } from '../../shared/domain/model-versions.ts';
+import { compareModels, promoteModel, type ModelVersion } from '../../shared/domain/model-versions.ts';
 import { createTemplate, firstRunAt, getTemplate, updateTemplate, type Template } from '../../shared/domain/templates.ts';
 import { trainingRunResource, type TrainingRun } from '../../shared/domain/training-runs.ts';
 import type { Endpoint } from '../../shared/domain/endpoints.ts';
@@ -18,7 +18,7 @@ import { ERASURE_SWEEP_DELAY_SECONDS, eraseUser, sweepErasures } from '../../sha
 import { allocateIds } from '../../shared/data/counters.ts';
 import { ingestEvents } from '../../shared/domain/events.ts';
 import { ingestEventsBody } from '../../shared/schemas/events.ts';
-import { nowSeconds } from '../../shared/clock.ts';
+import { nowSeconds, setClock } from '../../shared/clock.ts';
 import type { EventStore, NewEvent } from '../../shared/domain/types.ts';
 import type { WorkMessage, WorkQueue } from '../../shared/queue/messages.ts';
 import { schedules } from '../../shared/queue/workers.ts';
@@ -557,6 +557,41 @@ describe('auto-promotion', () => {
     expect(await entries()).toHaveLength(1);
     expect(await c.list(T, 'promotion_due')).toEqual([]);
     expect((await c.logs(T, 1, undefined, 100)).lines.filter((l) => l.message.startsWith('Auto-promotion to main'))).toHaveLength(1);
+  });
+
+  it('a decision whose read came before two promotions made within the same second (the second putting back the version compared with) decides again: the audit trail lists its promotion last, as written', async () => {
+    // Until 2026-12-07 its write held the endpoint by version and updated_at (seconds) only, and
+    // landed with the entry id taken before the two: listed below them though written last.
+    const { c, run, model, serving } = await setup('ap-aba', { endpoint_name: 'main', min_factor: 1 }, { version: 3, validation: 0.3, holdout: 0.3 });
+    await c.put('ap-aba', 'model', { ...model(5, 0.3, 0.3), status: 'Approved' });
+    const second = now();
+    const restore = setClock({ nowMs: () => second * 1000 + 500 });
+    try {
+      await c.update('ap-aba', 'endpoint', 1, { updated_at: second });
+      let raced = false;
+      const racing = (store: typeof c): typeof c => ({
+        ...store,
+        auditId: async (tenant) => {
+          const id = await store.auditId(tenant);
+          if (!raced) {
+            raced = true;
+            await promoteModel(store, 'ap-aba', 5, 'main', 'other');
+            await promoteModel(store, 'ap-aba', 3, 'main', 'other');
+          }
+          return id;
+        },
+      });
+      expect(await run(4, 0.4, 0.4, racing)).toMatchObject({ promoted: true, compared_with: 3 });
+      expect(await serving()).toBe(4);
+      const trail = (await c.auditPage('ap-aba', 'model-endpoints/1', { limit: 10 })).rows;
+      expect(trail.map((e) => [e.actor, (e.before as Endpoint).model_version, (e.after as Endpoint).model_version])).toEqual([
+        [expect.stringMatching(/^auto_promote:templates\//), 3, 4],
+        ['other', 5, 3],
+        ['other', 3, 5],
+      ]);
+    } finally {
+      restore();
+    }
   });
 
   it('does nothing for a template without a policy, or a run not Completed', async () => {
