@@ -165,6 +165,7 @@ export class ServiceFunction extends NodejsFunction {
     this.bindTable(r.table, access);
     if (opts.verifiesTokens || access.cognito?.length) this.bindUserPool(r.userPool, access);
     if (access.bucket) this.bindBucket(r.bucket, access.bucket, access.bucketPrefixes);
+    if (access.bucketPuts?.length) this.addToRolePolicy(new iam.PolicyStatement({ actions: ['s3:PutObject'], resources: access.bucketPuts.map((p) => `${r.bucket.bucketArn}/${p}/*`) }));
     if (access.bucketDeletes?.length) this.addToRolePolicy(new iam.PolicyStatement({ actions: ['s3:DeleteObject'], resources: access.bucketDeletes.map((p) => `${r.bucket.bucketArn}/${p}/*`) }));
     for (const q of access.queues ?? []) this.bindQueue(q, r.queues.get(q) as IQueue);
     for (const q of access.queueDepth ?? []) this.bindQueueDepth(q, r.queues.get(q) as IQueue);

@@ -47,7 +47,7 @@ export const PASS_BUDGET_MS = 40_000;
  * search analytics counters, starts templates' scheduled training runs that are due, ends
  * runs whose container task stopped without ending them, sends runs stored but never sent, decides
  * the auto-promotions their trainers left undecided (`decideLeftPromotions`), and sweeps ended erasures (a second
- * look at the user's events, `sweepErasures`). One tenant's failure leaves the others'
+ * look at the user's events, `sweepErasures`), finishing those cut off before they ended. One tenant's failure leaves the others'
  * work alone.
  */
 export async function maintenancePass(deps: MaintenanceDeps, now: number) {
@@ -129,7 +129,7 @@ export async function maintenancePass(deps: MaintenanceDeps, now: number) {
       failed('search analytics fold failed', tenant, e);
     }
     try {
-      swept += await sweepErasures({ ...s, exposures: deps.exposures }, tenant, now, passUntil);
+      swept += await sweepErasures({ ...s, exposures: deps.exposures, blobs: deps.blobs }, tenant, now, passUntil);
     } catch (e) {
       failed('erasure sweep failed', tenant, e);
     }

@@ -46,7 +46,11 @@ export interface Access {
   bucketPrefixes?: readonly ('search' | 'models')[];
   /** Artifact prefixes whose objects the handler deletes (replaced index builds). */
   bucketDeletes?: readonly ('search' | 'models')[];
-  /** Artifact prefixes written to only (PutObject, without `bucket`'s reads): the training task's role (lib/training-task.ts). */
+  /**
+   * Artifact prefixes written to beside `bucket`'s (PutObject only): the training task's role
+   * (lib/training-task.ts), and the maintenance pass, which reads search/ and models/ but writes
+   * only models/ (an erasure it finishes).
+   */
   bucketPuts?: readonly ('search' | 'models')[];
   /** Artifact prefixes read (GetObject) without `bucket`'s other grants: the training task's role, which reads back the version it stored. */
   bucketGets?: readonly ('search' | 'models')[];

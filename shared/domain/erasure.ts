@@ -38,6 +38,11 @@ export async function eraseUser(
   // Of erasures of the user begun in the same second, the one begun last keeps its marker.
   const order = nowMs() * 1000 + randomInt(1000);
   let marker: ErasedUser = { user_id: userId, requested_at: requestedAt, completed_at: null, models_checked_through: checkedThrough, order };
+  // Its sweep's row before its marker, due a minute after it began (its end merges its own sweep in,
+  // due a minute after that): an erasure cut off before it ends leaves the row by which the
+  // maintenance pass finds its marker and finishes it (`sweepErasures`). Until 2026-12-07 only
+  // the caller's repeat did.
+  await deps.console.putErasureSweep(tenant, { user_id: userId, due_at: requestedAt + ERASURE_SWEEP_DELAY_SECONDS, events_through: 0, members_through: 0 });
   // The marker first: serving stops at once, even if the deletion fails half way (retrying it
   // is safe: an erasure is idempotent), and a run storing its model from now on leaves the user out.
   await deps.console.putErasure(tenant, marker);
@@ -83,6 +88,13 @@ const forgetting = (idempotency: IdempotencyStore, tenant: string) => (written: 
 export { ERASURE_SWEEP_DELAY_SECONDS };
 
 /**
+ * How long after an erasure began (`requested_at`) a marker still running is taken for one cut
+ * off, and the maintenance pass finishes it (`sweepErasures`): well past the time of the function
+ * that runs an erasure (29 s) and of the maintenance pass (60 s), which finishes one itself.
+ */
+export const ERASURE_FINISHED_BY_SECONDS = 300;
+
+/**
  * The second look of each ended erasure that is due (the maintenance pass, every minute): an
  * ingest in flight as the erasure began (its ids taken, so the erasure's) or retried under its
  * Idempotency-Key as it ran can write one of the user's events after the erasure looked for them;
@@ -98,10 +110,16 @@ export { ERASURE_SWEEP_DELAY_SECONDS };
  * done, so one cut off by the function's time is done again). Until 2026-12-07 a tenant's due
  * sweeps all ran in one pass, however many (a tenant that erased thousands of users within a
  * minute), and the pass outlived the function's 60 s.
+ * Every erasure stores its row as it begins (due a minute later), so an erasure cut off before it
+ * ended (its function's time ran out, a write failed past its retries) is found here: while its
+ * marker stands as running the row is kept, and once ERASURE_FINISHED_BY_SECONDS have passed since
+ * it began, the erasure is finished as its repeat would finish it (`eraseUser`, which may run
+ * alongside the caller's own repeat: erasures of one user at once are safe). Until 2026-12-07
+ * nothing but the caller's repeat finished it.
  * Returns the events deleted.
  */
 export async function sweepErasures(
-  deps: { console: ConsoleStore; events: EventStore; idempotency: IdempotencyStore; exposures: Pick<ExposureStore, 'forgetUser'> },
+  deps: { console: ConsoleStore; events: EventStore; idempotency: IdempotencyStore; exposures: Pick<ExposureStore, 'forgetUser'>; blobs: BlobStore },
   tenant: string,
   now: number,
   until = Number.POSITIVE_INFINITY,
@@ -111,10 +129,18 @@ export async function sweepErasures(
   for (const sweep of await deps.console.erasureSweeps(tenant)) {
     if (sweep.due_at > now) continue;
     if (performance.now() >= until) break;
+    const running = await deps.console.erasedUser(tenant, sweep.user_id);
+    if (running !== undefined && running.completed_at === null && running.requested_at + ERASURE_FINISHED_BY_SECONDS <= now) {
+      // Cut off: finished as its repeat would (whose end merges its sweep into this row, due a minute later).
+      deleted += (await eraseUser(deps, tenant, sweep.user_id)).deleted_events;
+      continue;
+    }
     deleted += (await deps.events.eraseUser(tenant, sweep.user_id, forgetting(deps.idempotency, tenant), sweep.events_through)).deleted;
     experiments ??= (await deps.console.list(tenant, 'experiment')).map((e) => e.id);
-    await deps.exposures.forgetUser(tenant, sweep.user_id, experiments, membersSwept(sweep, await deps.console.erasedUser(tenant, sweep.user_id)));
-    await deps.console.removeErasureSweep(tenant, sweep);
+    const marker = await deps.console.erasedUser(tenant, sweep.user_id);
+    await deps.exposures.forgetUser(tenant, sweep.user_id, experiments, membersSwept(sweep, marker));
+    // Kept while the marker stands as running: the next passes look again, until it ends or is finished.
+    if (marker === undefined || marker.completed_at !== null) await deps.console.removeErasureSweep(tenant, sweep);
   }
   return deleted;
 }

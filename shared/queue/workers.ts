@@ -84,7 +84,9 @@ export const trainingTask = {
  * DescribeTasks: lib/training-task.ts grants that), fold searches into the analytics counters
  * (GetItem and UpdateItem how far, Query of gsi1, UpdateItem of the counters), sweep ended
  * erasures (Query their rows and the user's events on gsi1, forget the answers stored under the
- * events' keys and delete the events and the sweep's row: DeleteItem).
+ * events' keys and delete the events and the sweep's row: DeleteItem), and finish erasures cut off
+ * before they ended (what DELETE /api/users/{user_id} does: its marker put, the stored versions'
+ * artifacts read and written again without the user).
  */
 export const schedules = [
   {
@@ -96,9 +98,11 @@ export const schedules = [
       table: ['GetItem', 'BatchGetItem', 'Query', 'UpdateItem', 'PutItem', 'BatchWriteItem', 'DeleteItem'],
       // gsi1: tenants, searches to fold, an erased user's events; gsi3: embeddings waiting; gsi4: the changes since a build, counted for a rebuild.
       indexes: ['gsi1', 'gsi2', 'gsi3', 'gsi4'],
-      // The index pointers (search/: the embedding sweep's rebuild decisions); no model.
+      // The index pointers (search/: the embedding sweep's rebuild decisions), read; the stored
+      // versions (models/), read and written again without the user, by an erasure it finishes.
       bucket: 'read',
-      bucketPrefixes: ['search'],
+      bucketPrefixes: ['search', 'models'],
+      bucketPuts: ['models'],
       queues: ['embedding', 'training'],
       queueDepth: ['embedding'],
     } as Access,

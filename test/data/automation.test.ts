@@ -14,7 +14,7 @@ import { createTemplate, firstRunAt, getTemplate, updateTemplate, type Template 
 import { trainingRunResource, type TrainingRun } from '../../shared/domain/training-runs.ts';
 import type { Endpoint } from '../../shared/domain/endpoints.ts';
 import type { ConsoleStore } from '../../shared/domain/console-records.ts';
-import { ERASURE_SWEEP_DELAY_SECONDS, eraseUser, sweepErasures } from '../../shared/domain/erasure.ts';
+import { ERASURE_FINISHED_BY_SECONDS, ERASURE_SWEEP_DELAY_SECONDS, eraseUser, sweepErasures } from '../../shared/domain/erasure.ts';
 import { allocateIds } from '../../shared/data/counters.ts';
 import { ingestEvents } from '../../shared/domain/events.ts';
 import { ingestEventsBody } from '../../shared/schemas/events.ts';
@@ -818,15 +818,15 @@ describe('erasure', () => {
     const ids = async () => (await events.list('er6', { limit: 100, userId: 'late' })).rows.map((e) => e.id);
     expect(await ids()).toEqual([inFlight, after?.id]);
     // Not due yet: nothing deleted.
-    expect(await sweepErasures({ console: c, events, idempotency, exposures: dynamoExposureStore(db.table) }, 'er6', ended)).toBe(0);
+    expect(await sweepErasures({ console: c, events, idempotency, exposures: dynamoExposureStore(db.table), blobs: blobStore }, 'er6', ended)).toBe(0);
     expect(await ids()).toEqual([inFlight, after?.id]);
     // Due: the in-flight event goes (until 2026-12-03 it stayed, listed), the later one stays, and the sweep is done.
     const due = ended + ERASURE_SWEEP_DELAY_SECONDS + 1;
-    expect(await sweepErasures({ console: c, events, idempotency, exposures: dynamoExposureStore(db.table) }, 'er6', due)).toBe(1);
+    expect(await sweepErasures({ console: c, events, idempotency, exposures: dynamoExposureStore(db.table), blobs: blobStore }, 'er6', due)).toBe(1);
     expect(await ids()).toEqual([after?.id]);
     expect(await events.get('er6', inFlight)).toBeUndefined();
     expect(await c.erasureSweeps('er6')).toEqual([]);
-    expect(await sweepErasures({ console: c, events, idempotency, exposures: dynamoExposureStore(db.table) }, 'er6', due + 60)).toBe(0);
+    expect(await sweepErasures({ console: c, events, idempotency, exposures: dynamoExposureStore(db.table), blobs: blobStore }, 'er6', due + 60)).toBe(0);
     expect((await events.list('er6', { limit: 100, userId: 'other' })).rows).toHaveLength(1);
   });
 
@@ -865,16 +865,57 @@ describe('erasure', () => {
     const T = 'er12';
     await events.append(T, [ev('cut', 'view', 1)], 100);
     const failing: ConsoleStore = Object.create(c);
-    failing.putErasureSweep = async () => {
-      throw new Error('throttled');
+    // The row stored as it begins (nothing swept by it) lands; the sweep at its end is refused.
+    failing.putErasureSweep = async (tenant, sweep) => {
+      if (sweep.events_through > 0) throw new Error('throttled');
+      await c.putErasureSweep(tenant, sweep);
     };
     const deps = { idempotency, exposures: dynamoExposureStore(db.table), events, blobs: blobStore };
     await expect(eraseUser({ ...deps, console: failing }, T, 'cut')).rejects.toThrow('throttled');
     expect((await c.erasedUser(T, 'cut'))?.completed_at).toBeNull();
-    expect(await c.erasureSweeps(T)).toEqual([]);
+    expect((await c.erasureSweeps(T)).map((s) => s.events_through)).toEqual([0]);
     await eraseUser({ ...deps, console: c }, T, 'cut');
     expect((await c.erasedUser(T, 'cut'))?.completed_at).not.toBeNull();
-    expect(await c.erasureSweeps(T)).toHaveLength(1);
+    expect((await c.erasureSweeps(T)).map((s) => s.events_through)).not.toEqual([0]);
+  });
+
+  it('the maintenance pass finishes an erasure cut off before it ended once it began long enough ago, also alongside the caller repeating it: its events go and its marker ends', async () => {
+    // Found by a review (2026-12-07): only the caller's repeat finished an erasure cut off half way
+    // (its marker stood as running for good, the events it had not reached stayed, listed).
+    const { events, console: c, idempotency } = db.stores;
+    const T = 'er15';
+    const deps = { console: c, idempotency, exposures: dynamoExposureStore(db.table), blobs: blobStore };
+    await events.append(T, [ev('cut', 'view', 1), ev('cut', 'buy', 2), ev('late', 'view', 1), ev('other', 'view', 1)], 100);
+    // Cut off after its marker: the deletion is refused (as the function timing out would leave it).
+    const refusing: EventStore = Object.create(events);
+    refusing.eraseUser = async () => {
+      throw new Error('ProvisionedThroughputExceeded');
+    };
+    await expect(eraseUser({ ...deps, events: refusing }, T, 'cut')).rejects.toThrow();
+    // Cut off after its events and its sweep, before its end marker.
+    const unended: ConsoleStore = Object.create(c);
+    unended.putErasure = async (tenant, marker) => {
+      if (marker.completed_at !== null) throw new Error('ProvisionedThroughputExceeded');
+      await c.putErasure(tenant, marker);
+    };
+    await expect(eraseUser({ ...deps, console: unended, events }, T, 'late')).rejects.toThrow();
+    const began = Math.max(...(await Promise.all(['cut', 'late'].map(async (u) => (await c.erasedUser(T, u))?.requested_at as number))));
+    const listed = async (user: string) => (await events.list(T, { limit: 10, userId: user })).rows.length;
+    const ended = async (user: string) => (await c.erasedUser(T, user))?.completed_at ?? null;
+    expect([await listed('cut'), await ended('cut'), await ended('late')]).toEqual([2, null, null]);
+    // A minute on, they may still run: neither is finished, and their rows are kept.
+    expect(await sweepErasures({ ...deps, events }, T, began + ERASURE_SWEEP_DELAY_SECONDS + 1)).toBe(0);
+    expect([await listed('cut'), await ended('cut'), await ended('late')]).toEqual([2, null, null]);
+    expect(await c.erasureSweeps(T)).toHaveLength(2);
+    // Past ERASURE_FINISHED_BY_SECONDS both are finished, one while its caller repeats it: each counts what it removed.
+    const [swept, repeated] = await Promise.all([sweepErasures({ ...deps, events }, T, began + ERASURE_FINISHED_BY_SECONDS), eraseUser({ ...deps, events }, T, 'cut')]);
+    expect(swept + repeated.deleted_events).toBe(2);
+    expect([await listed('cut'), await listed('late'), await listed('other')]).toEqual([0, 0, 1]);
+    expect(await ended('cut')).not.toBeNull();
+    expect(await ended('late')).not.toBeNull();
+    // Their sweeps follow a minute after they ended, and leave no row.
+    await sweepErasures({ ...deps, events }, T, nowSeconds() + ERASURE_SWEEP_DELAY_SECONDS + 1);
+    expect(await c.erasureSweeps(T)).toEqual([]);
   });
 
   it("pages a user's events oldest first past those a marker without events_through covers: a page they fill answers a cursor, not has_more with none", async () => {
@@ -913,7 +954,7 @@ describe('erasure', () => {
     expect(await member(1)).toMatchObject({ first_served_at: ended });
     // The user served in the other experiment after the erasure ended: a new member.
     await served('after', 2, ended + 1);
-    expect(await sweepErasures({ console: c, events, idempotency, exposures }, 'er7', ended + ERASURE_SWEEP_DELAY_SECONDS + 1)).toBe(0);
+    expect(await sweepErasures({ console: c, events, idempotency, exposures, blobs: blobStore }, 'er7', ended + ERASURE_SWEEP_DELAY_SECONDS + 1)).toBe(0);
     expect(await member(1)).toBeUndefined();
     expect(await member(2)).toMatchObject({ first_served_at: ended + 1 });
     expect(await c.erasureSweeps('er7')).toEqual([]);
@@ -944,7 +985,7 @@ describe('erasure', () => {
     expect(await c.erasedUser('er8', 'u')).toEqual(ended);
     expect(await member()).toMatchObject({ first_served_at: s });
     expect(await c.erasureSweeps('er8')).toHaveLength(1);
-    await sweepErasures({ console: c, events, idempotency, exposures }, 'er8', s + ERASURE_SWEEP_DELAY_SECONDS + 5);
+    await sweepErasures({ console: c, events, idempotency, exposures, blobs: blobStore }, 'er8', s + ERASURE_SWEEP_DELAY_SECONDS + 5);
     expect(await member()).toMatchObject({ first_served_at: s });
     await served('r2', s + 1);
     expect((await exposures.totals('er8', 1)).get(0)).toMatchObject({ requests: 2, users: 1 });
@@ -978,7 +1019,7 @@ describe('erasure', () => {
     // Served again once B's end marker stands: the row stays as first served (a new membership).
     await served('r2');
     expect(await member()).toMatchObject({ first_served_at: firstServed });
-    await sweepErasures({ console: c, events, idempotency, exposures }, T, nowSeconds() + ERASURE_SWEEP_DELAY_SECONDS + 1);
+    await sweepErasures({ console: c, events, idempotency, exposures, blobs: blobStore }, T, nowSeconds() + ERASURE_SWEEP_DELAY_SECONDS + 1);
     expect(await member()).toMatchObject({ first_served_at: firstServed });
     expect(await c.erasureSweeps(T)).toEqual([]);
   });
@@ -1013,7 +1054,7 @@ describe('erasure', () => {
     const reserved = await allocateIds(db.table, T, 'event', 2);
     const other = await allocateIds(db.table, T, 'event', 1);
     await eraseUser({ console: c, idempotency, exposures, events, blobs: blobStore }, T, 'u');
-    await sweepErasures({ console: c, events, idempotency, exposures }, T, nowSeconds() + ERASURE_SWEEP_DELAY_SECONDS + 1);
+    await sweepErasures({ console: c, events, idempotency, exposures, blobs: blobStore }, T, nowSeconds() + ERASURE_SWEEP_DELAY_SECONDS + 1);
     // Its retry: written, u's event would stay for good (the erasure and its sweep are done; serving skips its id).
     await expect(ingestEvents(deps, T, body('v', 'u'), { reuse: reserved, idempotencyKey: 'k1' })).rejects.toMatchObject({ code: 'idempotency_key_erased' });
     expect(await events.get(T, reserved)).toMatchObject({ user_id: 'v' });
@@ -1093,7 +1134,7 @@ describe('erasure', () => {
     await a;
     expect((await c.erasedUser(T, 'u'))?.completed_at).toBeNull();
     expect(await c.erasureSweeps(T)).toHaveLength(1);
-    expect(await sweepErasures({ console: c, events, idempotency, exposures }, T, nowSeconds() + ERASURE_SWEEP_DELAY_SECONDS + 1)).toBe(1);
+    expect(await sweepErasures({ console: c, events, idempotency, exposures, blobs: blobStore }, T, nowSeconds() + ERASURE_SWEEP_DELAY_SECONDS + 1)).toBe(1);
     expect(await member()).toBeUndefined();
     expect(await events.get(T, inFlight)).toBeUndefined();
   });

@@ -410,8 +410,8 @@ describe('search and embedding wiring', () => {
       'workers/train': { gets: ['models'], puts: ['models'] },
       // The stored versions written again without the user (eraseUser, withoutErased); no index build.
       'platform/users/erase': { gets: ['models'], puts: ['models'] },
-      // Index pointers (the embedding sweep).
-      'workers/maintain': { gets: ['search'], puts: [] },
+      // Index pointers (the embedding sweep); the stored versions, written again by an erasure it finishes (sweepErasures).
+      'workers/maintain': { gets: ['models', 'search'], puts: ['models'] },
       'core/search/search': { gets: ['search'], puts: [] },
       'platform/items/search': { gets: ['search'], puts: [] },
       'platform/items/search-get': { gets: ['search'], puts: [] },
