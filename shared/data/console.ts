@@ -338,8 +338,8 @@ export function dynamoConsoleStore(t: TableRef): ConsoleStore {
         return (await applied(() => put(t, { ...key, ...merged }, (x) => x.and(...x.fields(asRead))))) ? { value: undefined } : changed;
       });
     },
-    async erasureSweeps(tenant) {
-      const rows = await queryUpTo(t, { ...ErasureSweep.indexes.primary.query({ tenant }), ConsistentRead: true }, WHOLE);
+    async erasureSweeps(tenant, upTo = WHOLE) {
+      const rows = await queryUpTo(t, { ...ErasureSweep.indexes.primary.query({ tenant }), ConsistentRead: true }, upTo);
       return rows.map(erasureSweep);
     },
     async removeErasureSweep(tenant, sweep) {

@@ -165,8 +165,8 @@ export interface ConsoleStore {
    * covers (of two erasures of the user at once, each may cover more of one).
    */
   putErasureSweep(tenant: string, sweep: ErasureSweep): Promise<void>;
-  /** The tenant's erasure sweeps, due or not. */
-  erasureSweeps(tenant: string): Promise<ErasureSweep[]>;
+  /** The tenant's erasure sweeps, due or not (at most `upTo` of them: all when not given). */
+  erasureSweeps(tenant: string, upTo?: number): Promise<ErasureSweep[]>;
   /** Deletes a sweep done, unless a later erasure replaced it meanwhile (another `due_at`). */
   removeErasureSweep(tenant: string, sweep: ErasureSweep): Promise<void>;
   /**

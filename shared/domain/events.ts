@@ -8,7 +8,7 @@ import { EventNotFound, keyErased } from './errors.ts';
 import { heldAt } from './in-flight.ts';
 import { fitting } from './answer-size.ts';
 import { coreList, eventResource, listOf } from './present.ts';
-import { DAY_COUNTS_KEPT_DAYS, type EventStore, type IdPlan, type JsonObject, type NewEvent } from './types.ts';
+import { DAY_COUNTS_KEPT_DAYS, type EventRecord, type EventStore, type IdPlan, type JsonObject, type NewEvent } from './types.ts';
 
 const KNOWN = new Set(['type', 'user_id', 'item_id', 'context_id', 'occurred_at', 'session_id', 'request_id', 'placement']);
 
@@ -103,8 +103,12 @@ const erasedByEnded = (m: ErasedUser | undefined) => (m !== undefined && m.compl
  * reader looks for it. `q` is the Core list's query, or the console's (with `order`). A page whose
  * events would take more than `ANSWER_BYTES` (answer-size.ts) ends before the first that does
  * not fit, `has_more` and `next_cursor` at the last kept (one at least).
+ *
+ * With `erasures`, no event an erasure of its user covers is listed: of a user's list, what the
+ * user's ended erasure covers; of a list not filtered by user, what an erasure not yet swept covers,
+ * running or ended (`erasedAmong`; until 2026-12-07 such a list read no marker, and listed them).
  */
-export async function listEvents(store: EventStore, tenant: string, q: ConsoleEventsQuery, now = nowSeconds(), erasures?: Pick<ConsoleStore, 'erasedUser'>) {
+export async function listEvents(store: EventStore, tenant: string, q: ConsoleEventsQuery, now = nowSeconds(), erasures?: Pick<ConsoleStore, 'erasedUser' | 'erasureSweeps'>) {
   const newestFirst = q.order === 'desc';
   // A user's events that their ended erasure covers are not listed: an ingest in flight as it
   // began can write one after it looked (its sweep deletes it a minute or two after it ended),
@@ -121,25 +125,30 @@ export async function listEvents(store: EventStore, tenant: string, q: ConsoleEv
     ...(q.type !== undefined ? { type: q.type } : {}),
     ...(newestFirst ? { newestFirst } : {}),
   });
-  const rows = covered ? page.rows.filter((r) => !covered(r)) : page.rows;
+  // Not filtered by user, the events of the page's users that an erasure not yet swept covers.
+  const hidden = covered ?? (q.user_id === undefined && erasures ? await erasedAmong(erasures, tenant, page.rows) : undefined);
+  const rows = hidden ? page.rows.filter((r) => !hidden(r)) : page.rows;
   const dropped = rows.length < page.rows.length;
-  // Newest first, an event the erasure covers ends the list: those after it are older, its too.
-  const cut = dropped && newestFirst;
+  // Newest first, an event a user's erasure covers ends that user's list: those after it are older, its too.
+  const cut = dropped && newestFirst && covered !== undefined;
   const hasMore = page.hasMore && !cut;
-  // Oldest first, rows are left out only under a marker without `events_through` (stored before
-  // 2026-11-29: it covers the user's events by their time, so the read cannot start past them): a
-  // page that left some out and has more names the last row read as its cursor, as a bounded read
-  // does; one that left out every row it read would otherwise answer `has_more` with no
-  // `next_cursor` (until 2026-12-07 it did, and the client could not page on).
+  // Rows are left out of a user's list oldest first only under a marker without `events_through`
+  // (stored before 2026-11-29: it covers the user's events by their time, so the read cannot start
+  // past them), and out of a list not filtered by user in either order: a page that left some out
+  // and has more names the last row read as its cursor, as a bounded read does; one that left out
+  // every row it read would otherwise answer `has_more` with no `next_cursor` (until 2026-12-07 it
+  // did, and the client could not page on).
   const next = cut ? undefined : (page.next ?? (dropped && page.hasMore ? page.rows.at(-1)?.id : undefined));
   let shown = rows;
   let held = false;
   // No gap stops a newest-first list.
   if (!newestFirst) {
     const filtered = q.user_id !== undefined || q.type !== undefined;
-    const stop = await heldAt(rows, after, filtered, { latest: (n, below) => store.latest(tenant, n, below), deleted: (from, to, upTo) => store.erasedIn(tenant, from, to, upTo) }, now, next);
+    // Not filtered by user, the page as read, those left out included: a gap they left is no id still being written.
+    const asRead = covered ? rows : page.rows;
+    const stop = await heldAt(asRead, after, filtered, { latest: (n, below) => store.latest(tenant, n, below), deleted: (from, to, upTo) => store.erasedIn(tenant, from, to, upTo) }, now, next);
     held = stop.held;
-    if (held) shown = rows.slice(0, stop.keep);
+    if (held) shown = asRead.slice(0, stop.keep).filter((r) => !hidden?.(r));
   }
   const read = shown.map(eventResource);
   const data = read.slice(0, fitting(read));
@@ -152,6 +161,35 @@ export async function listEvents(store: EventStore, tenant: string, q: ConsoleEv
   // where the read did, `next_cursor` there.
   if (next !== undefined) return coreList('/v1/events', data, { hasMore: true, cursor: String(next) }, {});
   return listOf('/v1/events', data, hasMore);
+}
+
+/**
+ * Sweep rows a list reads at most to tell the users whose erasure is not yet swept (`erasedAmong`);
+ * past it (a tenant erasing more users than this at once), the markers of the page's users are read.
+ */
+const SWEEPS_READ = 1000;
+
+/**
+ * Which of the events of a page not filtered by user an erasure of their user covers (`erasedEvent`),
+ * running or ended, until its sweep has deleted them: the users with a sweep row (every erasure
+ * stores one as it begins, and its sweep deletes it a minute or two after it ended) are read in one
+ * Query of their small partition, and the markers of those on the page by key. An erasure cut off
+ * before 2026-12-07 stored no row: its user's events are listed until it is repeated.
+ */
+async function erasedAmong(erasures: Pick<ConsoleStore, 'erasedUser' | 'erasureSweeps'>, tenant: string, rows: readonly EventRecord[]): Promise<((e: EventRecord) => boolean) | undefined> {
+  if (rows.length === 0) return undefined;
+  const onPage = new Set(rows.map((r) => r.user_id));
+  const sweeps = await erasures.erasureSweeps(tenant, SWEEPS_READ);
+  const users = sweeps.length < SWEEPS_READ ? [...new Set(sweeps.map((s) => s.user_id))].filter((u) => onPage.has(u)) : [...onPage];
+  if (users.length === 0) return undefined;
+  const covers = new Map<string, (e: EventRecord) => boolean>();
+  await Promise.all(
+    users.map(async (u) => {
+      const m = await erasures.erasedUser(tenant, u);
+      if (m) covers.set(u, erasedEvent(m));
+    }),
+  );
+  return (e) => covers.get(e.user_id)?.(e) ?? false;
 }
 
 const DAY = 86_400;

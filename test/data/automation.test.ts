@@ -918,6 +918,47 @@ describe('erasure', () => {
     expect(await c.erasureSweeps(T)).toEqual([]);
   });
 
+  it('lists none of the events an erasure not yet swept covers when not filtered by user (all, one type, either order), running or ended; the user later events and others are listed', async () => {
+    // Found by a review (2026-12-07): those lists read no marker, so a user's events an erasure had
+    // not deleted yet (it ran, or was cut off) or one an ingest in flight wrote after it looked
+    // (until its sweep) were listed, where the user's own list left them out.
+    const { listEvents } = await import('../../shared/domain/events.ts');
+    const { events, console: c, idempotency } = db.stores;
+    const T = 'er16';
+    const deps = { console: c, idempotency, exposures: dynamoExposureStore(db.table), blobs: blobStore };
+    await events.append(T, [ev('stay', 'view', 1), ev('gone', 'view', 1), ev('gone', 'buy', 2), ev('stay', 'buy', 2)], 100);
+    const users = async (q: object) => (await listEvents(events, T, { limit: 20, ...q }, nowSeconds(), c)).data.map((e) => e.user_id);
+    // Running: cut off after its marker, the user's events still stored.
+    const refusing: EventStore = Object.create(events);
+    refusing.eraseUser = async () => {
+      throw new Error('ProvisionedThroughputExceeded');
+    };
+    await expect(eraseUser({ ...deps, events: refusing }, T, 'gone')).rejects.toThrow();
+    expect(await users({})).toEqual(['stay', 'stay']);
+    expect(await users({ order: 'desc' })).toEqual(['stay', 'stay']);
+    expect(await users({ type: 'buy' })).toEqual(['stay']);
+    // A page of such events only names a cursor past them, in either order.
+    const [first, second, , fourth] = (await events.list(T, { limit: 4 })).rows.map((e) => e.id);
+    const asc = await listEvents(events, T, { limit: 1, starting_after: first as number }, nowSeconds(), c);
+    expect([asc.data, asc.has_more, asc.next_cursor]).toEqual([[], true, String(second)]);
+    const desc = await listEvents(events, T, { limit: 1, order: 'desc', starting_after: fourth as number }, nowSeconds(), c);
+    expect([desc.data, desc.has_more]).toEqual([[], true]);
+    expect(Number(desc.next_cursor)).toBeLessThan(fourth as number);
+    // Ended: an ingest in flight as it began writes one of the user's events after it looked (listed
+    // by none until its sweep); an event the user sends afterwards is theirs.
+    const inFlight = await allocateIds(db.table, T, 'event', 1);
+    await eraseUser({ ...deps, events }, T, 'gone');
+    await events.append(T, [ev('gone', 'buy', 3)], 150, { reuse: inFlight });
+    await events.append(T, [ev('gone', 'view', 4)], nowSeconds() - 60);
+    expect(await users({})).toEqual(['stay', 'stay', 'gone']);
+    expect(await users({ order: 'desc' })).toEqual(['gone', 'stay', 'stay']);
+    expect(await users({ type: 'buy' })).toEqual(['stay']);
+    // A tenant erasing more users at once than a list reads sweep rows of: the markers of the page's users are read.
+    const busy: ConsoleStore = Object.create(c);
+    busy.erasureSweeps = async () => Array.from({ length: 1000 }, (_, i) => ({ user_id: `x${i}`, due_at: 0, events_through: 0 }));
+    expect((await listEvents(events, T, { limit: 20 }, nowSeconds(), busy)).data.map((e) => e.user_id)).toEqual(['stay', 'stay', 'gone']);
+  });
+
   it("pages a user's events oldest first past those a marker without events_through covers: a page they fill answers a cursor, not has_more with none", async () => {
     // Found by a review (2026-12-07): a marker stored before events_through was kept covers the
     // user's events by their time, so the read cannot start past them; a page of them only was
