@@ -218,8 +218,9 @@ export const ErasedUser = entity({
   indexes: { primary: { pk: SERVING, sk: 'erased_user#${user_id}' } },
 });
 /**
- * An ended erasure's second look at the user's events (shared/domain/erasure.ts `sweepErasures`):
- * due once the ingests it may have raced have ended; one row per user (a later erasure replaces it).
+ * An erasure's second look at the user's events (shared/domain/erasure.ts `sweepErasures`), stored
+ * as it begins: due once the ingests it may have raced have ended; one row per user (a later
+ * erasure's is merged into it).
  */
 export const ErasureSweep = entity({
   name: 'erasure_sweep',

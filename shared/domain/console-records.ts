@@ -62,7 +62,11 @@ export const ERASURE_SWEEP_DELAY_SECONDS = 60;
 /** The memberships a sweep covers: `members_through`, or for a sweep stored without it, its erasure's end. */
 export const sweepMembersThrough = (s: Pick<ErasureSweep, 'due_at' | 'members_through'>): number => s.members_through ?? s.due_at - ERASURE_SWEEP_DELAY_SECONDS;
 
-/** An ended erasure's second look at the user's events (shared/domain/erasure.ts `sweepErasures`). */
+/**
+ * An erasure's second look at the user's events (shared/domain/erasure.ts `sweepErasures`): stored
+ * as the erasure begins, covering nothing yet (so the maintenance pass finds an erasure cut off
+ * before it ended), and merged with what it covers as it ends.
+ */
 export interface ErasureSweep {
   user_id: string;
   /** When it is due (unix seconds). */
