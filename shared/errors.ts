@@ -87,6 +87,13 @@ export const INVALID_TOKEN_CHALLENGE = 'Bearer error="invalid_token"';
 /** A 401 for a Bearer credential that was sent and is not valid (see INVALID_TOKEN_CHALLENGE). */
 export const invalidToken = (message: string): AuthenticationError => new AuthenticationError(message, { 'www-authenticate': INVALID_TOKEN_CHALLENGE });
 
+/**
+ * A 401 for an Authorization header of the Bearer scheme whose syntax is not `Bearer <one value>`
+ * (RFC 6750 §2.1): `invalid_token` with an `error_description` that names the problem.
+ */
+export const malformedBearer = (message: string): AuthenticationError =>
+  new AuthenticationError(message, { 'www-authenticate': `${INVALID_TOKEN_CHALLENGE}, error_description="The Authorization header is malformed: expected Bearer and one token"` });
+
 export class PermissionError extends ApiError {
   /**
    * `scopes`: a Bearer token's or API key's refusal for want of a scope, which carries the challenge

@@ -2,7 +2,7 @@ import type { z } from 'zod/mini';
 import { type AccessClaims, keysUnavailable, verifyAccessToken } from '../auth/jwt.ts';
 import { credentialStore } from '../data/index.ts';
 import { authenticateApiKey } from '../domain/credentials.ts';
-import { ApiError, AuthenticationError, invalidToken, PermissionError, ValidationError } from '../errors.ts';
+import { ApiError, AuthenticationError, invalidToken, malformedBearer, PermissionError, ValidationError } from '../errors.ts';
 import { Unauthenticated } from '../domain/errors.ts';
 import { freshReads } from '../fresh-read.ts';
 import type { CoreScope, PlatformScope } from '../routes.ts';
@@ -12,9 +12,20 @@ import { header } from './base.ts';
 import { admitRequest } from './quota.ts';
 import type { HttpEvent, HttpMiddleware } from './types.ts';
 
-function bearer(event: HttpEvent): string | undefined {
-  const m = /^Bearer\s+(\S+)\s*$/i.exec(header(event, 'authorization') ?? '');
-  return m?.[1];
+/**
+ * The Bearer credential of the Authorization header, or undefined when the request sent none (no
+ * header, or another scheme: RFC 6750 §3's bare challenge). A header of the Bearer scheme that is
+ * not `Bearer <one value>` (no value, or a value with a space: `Bearer a b`) is a credential sent
+ * and refused, the 401 naming the problem (`invalid_token`, as every refused token: the spec makes
+ * an invalid Bearer token 401, not RFC 6750's 400 `invalid_request`); until 2026-12-07 it read as
+ * no credential, a bare challenge that said nothing of what was wrong.
+ */
+function bearer(event: HttpEvent, placeholder: string): string | undefined {
+  const value = header(event, 'authorization') ?? '';
+  if (!/^Bearer(?:\s|$)/i.test(value)) return undefined;
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(value);
+  if (!m) throw malformedBearer(`The Authorization header is malformed: send Authorization: Bearer ${placeholder}, one value without spaces.`);
+  return m[1];
 }
 
 const clientById = /* @__PURE__ */ freshReads((clientId: string) => credentialStore().getClient(clientId));
@@ -50,7 +61,7 @@ async function confirmClient(clientId: string): Promise<string> {
 export function coreAuth(scope: CoreScope, opts: { overlap?: boolean } = {}): HttpMiddleware {
   return {
     before: async (req) => {
-      const token = bearer(req.event);
+      const token = bearer(req.event, '<ACCESS_TOKEN>');
       if (!token) throw new AuthenticationError('Missing Bearer token in the Authorization header.');
       let claims: AccessClaims;
       try {
@@ -104,7 +115,7 @@ export function coreAuth(scope: CoreScope, opts: { overlap?: boolean } = {}): Ht
 export function platformAuth(allowed: readonly PlatformScope[], opts: { readOnly: boolean } = { readOnly: false }): HttpMiddleware {
   return {
     before: async (req) => {
-      const key = bearer(req.event);
+      const key = bearer(req.event, '<API_KEY>');
       if (!key && header(req.event, 'authorization') === undefined && cookieOf(req.event, SESSION_COOKIE) !== undefined) {
         const method = req.event.requestContext.http.method;
         Object.assign(req.context.state, sessionCaller(await requireSession(req.event, { writes: !isSafeMethod(method) && !opts.readOnly })));

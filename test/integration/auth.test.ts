@@ -150,6 +150,23 @@ describe('Core API authentication and scopes', () => {
     expect(basic.headers.get('www-authenticate')).toBe('Bearer');
   });
 
+  it('401 invalid_token naming the problem for a malformed Bearer header (a value with a space, or none)', async () => {
+    const token = await t.demo.accessToken();
+    const malformed = 'Bearer error="invalid_token", error_description="The Authorization header is malformed: expected Bearer and one token"';
+    for (const authorization of [`Bearer ${token} extra`, 'Bearer a b', 'Bearer', 'bearer  ']) {
+      const core = await request(t.base, 'GET', '/v1/items', { headers: { authorization } });
+      expectCoreError(core, 401, 'authentication_error', 'unauthorized_no_client_id_in_jwt');
+      expect(core.body.error.message, authorization).toMatch(/Authorization header is malformed/);
+      expect(core.headers.get('www-authenticate'), authorization).toBe(malformed);
+      const platform = await request(t.base, 'GET', '/api/clients', { headers: { authorization: authorization.replace(token, t.stack.credentials.api_key) } });
+      expect(platform.status, authorization).toBe(401);
+      expect(platform.body.error, authorization).toMatch(/Authorization header is malformed/);
+      expect(platform.headers.get('www-authenticate'), authorization).toBe(malformed);
+    }
+    // Another scheme is still no Bearer credential: the bare challenge.
+    expect((await request(t.base, 'GET', '/v1/items', { headers: { authorization: 'Basic a b' } })).headers.get('www-authenticate')).toBe('Bearer');
+  });
+
   it('403 permission_error when the token lacks the scope', async () => {
     const readOnly = await newClient(['service-api/read']);
     expect((await readOnly.core('GET', '/v1/items')).status).toBe(200);
