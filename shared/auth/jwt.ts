@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { JwtVerifier } from 'aws-jwt-verify/jwt-verifier';
-import type { Jwks } from 'aws-jwt-verify/jwk';
-import { FetchError, JwksValidationError } from 'aws-jwt-verify/error';
+import { type Jwks, SimpleJwksCache, SimplePenaltyBox } from 'aws-jwt-verify/jwk';
+import { FetchError, JwksValidationError, WaitPeriodNotYetEndedJwkError } from 'aws-jwt-verify/error';
 import { config, requireSetting } from '../config.ts';
 
 /** The claims of a Cognito client-credentials access token that this service relies on. */
@@ -12,19 +12,38 @@ export interface AccessClaims {
 
 const hasExpiry = (payload: Record<string, unknown>): payload is Record<string, unknown> & { exp: number } => typeof payload.exp === 'number' && Number.isFinite(payload.exp);
 
+/**
+ * aws-jwt-verify's penalty box, which also notes when its wait ends. Once a JWKS it fetched lacks a
+ * token's kid, it lets no fetch of the JWKS for `waitSeconds` (10): a token whose kid is not in the
+ * cached JWKS (a key Cognito has just rotated in, or a forged kid) meets WaitPeriodNotYetEndedJwkError
+ * meanwhile, before any look at the token. Its wait ends when the last failure's does.
+ */
+class TimedPenaltyBox extends SimplePenaltyBox {
+  endsAt = 0;
+  override registerFailedAttempt(jwksUri: string): void {
+    super.registerFailedAttempt(jwksUri);
+    this.endsAt = Date.now() + this.waitSeconds * 1000;
+  }
+}
+/** The penalty box of the container's verifier (made with it). */
+const penaltyBox = new TimedPenaltyBox();
+
 function createVerifier() {
   const { auth } = config();
-  return JwtVerifier.create({
-    issuer: requireSetting(auth.issuer, 'AUTH_ISSUER'),
-    jwksUri: auth.jwksUri,
-    audience: null,
-    customJwtCheck: ({ payload }) => {
-      if (payload.token_use !== 'access') throw new Error('not an access token');
-      if (typeof payload.client_id !== 'string' || payload.client_id === '') throw new Error('no client_id in token');
-      // The verifier checks exp only when present; a token that never expires is refused.
-      if (!hasExpiry(payload)) throw new Error('no numeric exp in token');
+  return JwtVerifier.create(
+    {
+      issuer: requireSetting(auth.issuer, 'AUTH_ISSUER'),
+      jwksUri: auth.jwksUri,
+      audience: null,
+      customJwtCheck: ({ payload }) => {
+        if (payload.token_use !== 'access') throw new Error('not an access token');
+        if (typeof payload.client_id !== 'string' || payload.client_id === '') throw new Error('no client_id in token');
+        // The verifier checks exp only when present; a token that never expires is refused.
+        if (!hasExpiry(payload)) throw new Error('no numeric exp in token');
+      },
     },
-  });
+    { jwksCache: new SimpleJwksCache({ penaltyBox }) },
+  );
 }
 type Verifier = ReturnType<typeof createVerifier>;
 /** Cache of one: the container's token verifier (its JWKS fetched or preloaded once). */
@@ -50,12 +69,20 @@ const verified = new Map<string, { claims: AccessClaims; expiresAt: number }>();
 const MAX_VERIFIED = 1000;
 
 /**
- * Whether a verification failed for want of the signing keys, not for anything in the token: the
- * JWKS could not be fetched (Cognito's endpoint unreachable, timed out, not 200) or what it
- * answered is no JWKS. The token is then neither valid nor invalid; the caller answers a 503 to
- * retry, not a 401 telling the client its token is bad.
+ * When a verification failed for want of the signing keys, not for anything in the token: the
+ * seconds after which a retry may find them; undefined for a failure of the token. The JWKS could
+ * not be fetched (Cognito's endpoint unreachable, timed out, not 200) or what it answered is no
+ * JWKS: 1. The token's kid is not in the cached JWKS and the penalty box forbids fetching it for
+ * now (TimedPenaltyBox): the seconds until that wait ends (until 2026-12-07 that was a 401, so a
+ * valid token signed with a key rotated in up to 10 s after another token's unknown kid was told
+ * it is bad). The token is then neither valid nor invalid; the caller answers a 503 to retry, not
+ * a 401 telling the client its token is bad.
  */
-export const keysUnavailable = (e: unknown): boolean => e instanceof FetchError || e instanceof JwksValidationError;
+export function keysRetryAfter(e: unknown): number | undefined {
+  if (e instanceof FetchError || e instanceof JwksValidationError) return 1;
+  if (e instanceof WaitPeriodNotYetEndedJwkError) return Math.max(1, Math.ceil((penaltyBox.endsAt - Date.now()) / 1000));
+  return undefined;
+}
 
 /** Verifies signature, issuer, expiry (which must be there) and token use; throws on any failure. */
 export async function verifyAccessToken(token: string): Promise<AccessClaims> {

@@ -1,5 +1,5 @@
 import type { z } from 'zod/mini';
-import { type AccessClaims, keysUnavailable, verifyAccessToken } from '../auth/jwt.ts';
+import { type AccessClaims, keysRetryAfter, verifyAccessToken } from '../auth/jwt.ts';
 import { credentialStore } from '../data/index.ts';
 import { authenticateApiKey } from '../domain/credentials.ts';
 import { ApiError, AuthenticationError, invalidToken, malformedBearer, PermissionError, ValidationError } from '../errors.ts';
@@ -68,10 +68,13 @@ export function coreAuth(scope: CoreScope, opts: { overlap?: boolean } = {}): Ht
         claims = await verifyAccessToken(token);
       } catch (e) {
         // The signing keys could not be read (deployed: Cognito's JWKS, fetched on a container's
-        // first token): no verdict on the token, so the 503 to retry, not a 401 that tells the
-        // client its token is bad (until 2026-12-07 it was that 401).
-        if (keysUnavailable(e)) {
-          throw new ApiError('api_error', 'unavailable', 'The keys that verify access tokens could not be read right now; retry in a second.', { status: 503, headers: { 'retry-after': '1' } });
+        // first token and on a token of a kid it lacks), or may not be fetched again yet (the
+        // verifier's penalty box): no verdict on the token, so the 503 to retry, not a 401 that
+        // tells the client its token is bad (until 2026-12-07 it was that 401).
+        const retryAfter = keysRetryAfter(e);
+        if (retryAfter !== undefined) {
+          const message = `The keys that verify access tokens could not be read right now; retry in ${retryAfter === 1 ? 'a second' : `${retryAfter} seconds`}.`;
+          throw new ApiError('api_error', 'unavailable', message, { status: 503, headers: { 'retry-after': String(retryAfter) } });
         }
         throw invalidToken('The Bearer token is invalid or expired.');
       }

@@ -1,9 +1,10 @@
-import { createSign } from 'node:crypto';
+import { createPublicKey, createSign, generateKeyPairSync } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { verifyAccessToken } from '../../shared/auth/jwt.ts';
+import { SimpleFetcher } from 'aws-jwt-verify/https';
+import { keysRetryAfter, verifyAccessToken } from '../../shared/auth/jwt.ts';
 import { ensureSigningKey, loadSigningKey, signAccessToken, type SigningKey } from '../../shared/auth/signer.ts';
 
 const issuer = 'http://127.0.0.1:1/local-pool';
@@ -38,6 +39,39 @@ describe('access token verification', () => {
     await expect(verifyAccessToken(forged)).rejects.toThrow();
     const otherIssuer = signAccessToken(key, { issuer: 'http://elsewhere', clientId: 'c2', scope: 'recsearch/read', lifetimeSeconds: 60 });
     await expect(verifyAccessToken(otherIssuer)).rejects.toThrow();
+  });
+});
+
+describe('a key rotated in while the JWKS may not be fetched again', () => {
+  it('is no verdict on its token: the seconds until the penalty box ends, then the token verifies', async () => {
+    vi.useFakeTimers({ toFake: ['Date', 'setTimeout', 'clearTimeout'] });
+    const jwk = (k: SigningKey) => ({ ...createPublicKey(k.key).export({ format: 'jwk' }), kid: k.kid, alg: 'RS256', use: 'sig' });
+    const rotated: SigningKey = { kid: 'rotated-in', key: generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey };
+    // What the JWKS endpoint publishes: not yet the rotated key.
+    let published = [jwk(key)];
+    const fetched = vi.spyOn(SimpleFetcher.prototype, 'fetch').mockImplementation(async () => new TextEncoder().encode(JSON.stringify({ keys: published })).buffer);
+    try {
+      const claims = { issuer, clientId: 'c5', scope: 'recsearch/read', lifetimeSeconds: 600 };
+      // A kid the JWKS lacks (fetched to look): the token's own failure, and the penalty box's 10 s begin.
+      const unknownKid = await verifyAccessToken(signAccessToken({ kid: 'no-such-kid', key: rotated.key }, claims)).catch((e: unknown) => e);
+      expect(unknownKid).toBeInstanceOf(Error);
+      expect(keysRetryAfter(unknownKid)).toBeUndefined();
+      expect(fetched).toHaveBeenCalledTimes(1);
+      // Cognito publishes the rotated key and a token signed with it arrives 4 s later: the JWKS may not be fetched yet.
+      published = [jwk(key), jwk(rotated)];
+      vi.advanceTimersByTime(4_000);
+      const token = signAccessToken(rotated, claims);
+      const waiting = await verifyAccessToken(token).catch((e: unknown) => e);
+      expect(waiting).toBeInstanceOf(Error);
+      expect(keysRetryAfter(waiting)).toBe(6);
+      expect(fetched).toHaveBeenCalledTimes(1);
+      // Once the wait is over, the retry fetches the JWKS and the token verifies.
+      vi.advanceTimersByTime(6_000);
+      expect(await verifyAccessToken(token)).toEqual({ clientId: 'c5', scopes: ['recsearch/read'] });
+      expect(fetched).toHaveBeenCalledTimes(2);
+    } finally {
+      fetched.mockRestore();
+    }
   });
 });
 
