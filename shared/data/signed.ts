@@ -138,8 +138,14 @@ export function signedCalls(client: DynamoDBClient, requestHandler: SignedReques
         failure = e;
       }
       const name = failure instanceof Error ? failure.name : '';
-      if (signal?.aborted) return { failure, retryable: false };
-      return { failure, retryable: status === undefined || status >= 500 || RETRYABLE.has(name) || skewCorrected };
+      const retryable = status === undefined || status >= 500 || RETRYABLE.has(name) || skewCorrected;
+      // Aborted (the request's deadline passed, or the caller's signal), nothing is sent again: a
+      // failure that would have been retried (a throttle answered as the deadline passed, the
+      // connection the abort cut) ends the call with the abort's reason, the request's `timeout`
+      // (until 2026-12-07 the throttle, a 503 `unavailable` for a load it was never retried
+      // through); a definite answer (a failed condition) stands.
+      if (signal?.aborted) return { failure: retryable ? signal.reason : failure, retryable: false };
+      return { failure, retryable };
     });
   }
 

@@ -3,6 +3,8 @@ import { NodeHttpHandler } from '@smithy/node-http-handler';
 import type { HttpRequest, HttpResponse } from '@smithy/types';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { signedCalls } from '../../shared/data/signed.ts';
+import { DeadlinePassed, withinDeadline } from '../../shared/deadline.ts';
+import { sleep } from '../../shared/retry.ts';
 import { serveLoopback } from '../helpers/loopback.ts';
 import { credentials, region, verifySignature } from '../helpers/sigv4.ts';
 
@@ -199,5 +201,25 @@ describe("the serving path's writes as plain signed requests", () => {
       name: 'AbortError',
     });
     expect(seen).toHaveLength(1);
+  });
+
+  it('ends with the deadline, not the throttle, when a throttle is answered as the request deadline passes', async () => {
+    const { client } = clientFor();
+    let sent = 0;
+    // An answer that comes back 60 ms after it was sent, the abort not heeded (as when the answer was already in).
+    const answerLate = (body: unknown) => ({
+      handle: async () => {
+        sent++;
+        await sleep(60);
+        return { response: { statusCode: 400, headers: {}, body: JSON.stringify(body) } };
+      },
+    });
+    const throttle = signedCalls(client, answerLate(throttled.body), base);
+    await expect(withinDeadline(20, () => throttle.getItem({ TableName: 't', Key: { pk: { S: 'a' } } }))).rejects.toBeInstanceOf(DeadlinePassed);
+    expect(sent).toBe(1);
+    // A definite answer arriving so stands: a failed condition is no throttle to retry.
+    const failedCondition = answerLate({ __type: 'com.amazonaws.dynamodb.v20120810#ConditionalCheckFailedException', message: 'no' });
+    const update = { TableName: 't', Key: { pk: { S: 'a' } }, UpdateExpression: 'SET x = :x', ExpressionAttributeValues: { ':x': { N: '1' } } };
+    await expect(withinDeadline(20, () => signedCalls(client, failedCondition, base).updateItem(update))).rejects.toBeInstanceOf(ConditionalCheckFailedException);
   });
 });
