@@ -236,6 +236,13 @@ const CONTROL_PLACED: Access = { table: ['Query', 'PutItem', 'UpdateItem', 'Dele
  */
 const SEARCH_ADMIN: Access = { table: ['GetItem', 'Query', 'PutItem', 'UpdateItem', 'DeleteItem'], indexes: ['gsi1'] };
 
+/**
+ * A credential's create or delete: its record put (PutItem) or deleted (DeleteItem) with its audit
+ * entry (PutItem) in one TransactWriteItems, the entry's id from the tenant's counter (UpdateItem).
+ */
+const CREDENTIAL_CREATE: readonly TableAction[] = ['PutItem', 'UpdateItem'];
+const CREDENTIAL_DELETE: readonly TableAction[] = ['DeleteItem', 'PutItem', 'UpdateItem'];
+
 const R = 'service-api/read';
 const W = 'service-api/write';
 
@@ -265,13 +272,13 @@ const preflightRoutes: CoreRoute[] = [...new Set(coreRoutes.map((r) => r.path))]
 }));
 
 const platformRoutes: PlatformRoute[] = [
-  platform('POST', '/api/clients', 'platform/clients/create', { table: ['PutItem'], cognito: ['CreateUserPoolClient', 'DeleteUserPoolClient'] }),
+  platform('POST', '/api/clients', 'platform/clients/create', { table: CREDENTIAL_CREATE, cognito: ['CreateUserPoolClient', 'DeleteUserPoolClient'] }),
   // The lists Query the tenant's clients or keys on gsi1 (listOfTenant) alone, never the table.
   platform('GET', '/api/clients', 'platform/clients/list', { indexes: ['gsi1'] }),
-  platform('DELETE', '/api/clients/{client_id}', 'platform/clients/delete', { table: ['DeleteItem'], cognito: ['DeleteUserPoolClient'] }),
-  platform('POST', '/api/api-keys', 'platform/api-keys/create', { table: ['PutItem'] }),
+  platform('DELETE', '/api/clients/{client_id}', 'platform/clients/delete', { table: CREDENTIAL_DELETE, cognito: ['DeleteUserPoolClient'] }),
+  platform('POST', '/api/api-keys', 'platform/api-keys/create', { table: CREDENTIAL_CREATE }),
   platform('GET', '/api/api-keys', 'platform/api-keys/list', { indexes: ['gsi1'] }),
-  platform('DELETE', '/api/api-keys/{id}', 'platform/api-keys/delete', { table: ['DeleteItem'] }),
+  platform('DELETE', '/api/api-keys/{id}', 'platform/api-keys/delete', { table: CREDENTIAL_DELETE }),
   platform('POST', '/api/items/search', 'platform/items/search', ITEM_SEARCH, ['items']),
   platform('GET', '/api/items/search', 'platform/items/search-get', ITEM_SEARCH, ['items']),
   platform('GET', '/api/search-index', 'platform/search-index/status', INDEX_STATUS, ['items']),

@@ -701,13 +701,16 @@ export async function putRerank(c: ControlPorts, who: Caller, contextId: number,
 
 // Audit trail
 
+/** The resources whose ids are no numbers: a credential's (`clients/<client_id>`, `api-keys/<prefix>`). */
+const CREDENTIAL_RESOURCE = /^(clients|api-keys)\//;
+
 /**
  * A resource's trail, newest first. Its id past the largest a record can have (digits, as sent)
  * names no record and so has no trail: an empty page, without a read (as a rounded id or a key of
  * any length would not be).
  */
 export async function listAudit(c: ControlPorts, tenant: string, q: S.AuditQuery) {
-  if (!Number.isSafeInteger(Number(q.resource.slice(q.resource.indexOf('/') + 1)))) return listOf<AuditEntry>([], false);
+  if (!CREDENTIAL_RESOURCE.test(q.resource) && !Number.isSafeInteger(Number(q.resource.slice(q.resource.indexOf('/') + 1)))) return listOf<AuditEntry>([], false);
   const page = await c.auditPage(tenant, q.resource, { limit: q.limit, before: q.starting_after });
   return listOf(page.rows, page.hasMore);
 }

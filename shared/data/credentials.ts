@@ -1,10 +1,12 @@
+import type { AuditEntry } from '../domain/console-records.ts';
 import type { ApiKeyRecord, ClientRecord, CredentialStore, TenantRecord } from '../domain/credentials-types.ts';
 import { Conflict } from '../domain/errors.ts';
 import { scopedCursor } from './cursor.ts';
 import type { TableRef } from './client.ts';
-import { ApiKey, Client, Tenant } from './entities.ts';
+import { allocateIds } from './counters.ts';
+import { ApiKey, AuditEntry as Audit, Client, Tenant } from './entities.ts';
 import type { QueryInput } from './entity.ts';
-import { applied, getRow, isNew, isStored, put, queryUpTo, remove, stripKeys, type Row } from './ops.ts';
+import { applied, getRow, isNew, isStored, put, queryUpTo, remove, stripKeys, transact, type Row, type TransactWrite } from './ops.ts';
 
 /** A tenant's clients and API keys are listed on their `ofTenant` index, by creation time and id. */
 const LISTING_SK = Client.indexes.ofTenant.skAttr;
@@ -18,8 +20,19 @@ const cursors = scopedCursor(/^\d{16}#[A-Za-z0-9_-]+$/, "This cursor is from ano
 type Listing = 'clients' | 'api_keys';
 
 export function dynamoCredentialStore(t: TableRef): CredentialStore {
-  async function putNew(item: Row, conflict: () => Error): Promise<void> {
-    if (!(await applied(() => put(t, item, isNew)))) throw conflict();
+  /**
+   * A credential's write, with its audit trail entry in one transaction when there is one (both
+   * written or neither, as a control record's). The credential's write comes first, so its
+   * condition failing is told apart (`transact`).
+   */
+  function written(tenant: string, write: TransactWrite, entry: AuditEntry | undefined): Promise<unknown> {
+    if (entry) return transact(t, [write, { put: { ...Audit.key({ tenant, resource: entry.resource, id: entry.id }), ...entry } }]);
+    if ('put' in write) return put(t, write.put, write.when);
+    if ('remove' in write) return remove(t, write.remove, write.when);
+    throw new Error('a credential is put or removed');
+  }
+  async function putNew(tenant: string, item: Row, conflict: () => Error, entry?: AuditEntry): Promise<void> {
+    if (!(await applied(() => written(tenant, { put: item, when: isNew }, entry)))) throw conflict();
   }
   async function get<T>(key: { pk: string; sk: string }): Promise<T | undefined> {
     // Strongly consistent: a client or key deleted a moment ago must not authenticate (the spec:
@@ -35,27 +48,31 @@ export function dynamoCredentialStore(t: TableRef): CredentialStore {
     const last = page[page.length - 1];
     return { rows: page.map((r) => stripKeys(r) as T), hasMore, cursor: hasMore && last ? cursors.encode(String(last[LISTING_SK]), [tenant, list]) : null };
   }
-  function deleteOwned(key: { pk: string; sk: string }, tenant: string): Promise<boolean> {
-    return applied(() => remove(t, key, (x) => x.and(isStored(x), x.eq('tenant', tenant))));
+  function deleteOwned(key: { pk: string; sk: string }, tenant: string, entry: AuditEntry | undefined): Promise<boolean> {
+    return applied(() => written(tenant, { remove: key, when: (x) => x.and(isStored(x), x.eq('tenant', tenant)) }, entry));
   }
 
   return {
-    createTenant: (r: TenantRecord) => putNew({ ...Tenant.keys({ tenant: r.tenant }), ...r }, () => new Conflict('tenant_exists', `Tenant ${r.tenant} already exists.`)),
+    createTenant: (r: TenantRecord) => putNew(r.tenant, { ...Tenant.keys({ tenant: r.tenant }), ...r }, () => new Conflict('tenant_exists', `Tenant ${r.tenant} already exists.`)),
     listTenants: async () => {
       const rows = await queryUpTo(t, Tenant.indexes.all.query({}), 100_000);
       return rows.map((r) => String(r.tenant));
     },
     getTenant: (tenant: string) => get<TenantRecord>(Tenant.key({ tenant })),
 
-    putClient: (c: ClientRecord) =>
-      putNew({ ...Client.keys({ client_id: c.client_id, tenant: c.tenant, created: c.created }), ...c }, () => new Conflict('client_exists', `Client ${c.client_id} already exists.`)),
+    // The control records' counter (shared/data/console.ts): one trail, its ids in the order taken.
+    auditId: (tenant: string) => allocateIds(t, tenant, 'audit', 1),
+
+    putClient: (c: ClientRecord, entry?: AuditEntry) =>
+      putNew(c.tenant, { ...Client.keys({ client_id: c.client_id, tenant: c.tenant, created: c.created }), ...c }, () => new Conflict('client_exists', `Client ${c.client_id} already exists.`), entry),
     getClient: (clientId: string) => get<ClientRecord>(Client.key({ client_id: clientId })),
     listClients: (tenant: string, limit: number, cursor?: string) => listOfTenant<ClientRecord>(tenant, 'clients', (after) => Client.indexes.ofTenant.query({ tenant }, after), limit, cursor),
-    deleteClient: (tenant: string, clientId: string) => deleteOwned(Client.key({ client_id: clientId }), tenant),
+    deleteClient: (tenant: string, clientId: string, entry?: AuditEntry) => deleteOwned(Client.key({ client_id: clientId }), tenant, entry),
 
-    putApiKey: (k: ApiKeyRecord) => putNew({ ...ApiKey.keys({ id: k.id, tenant: k.tenant, created: k.created }), ...k }, () => new Conflict('api_key_exists', `API key ${k.id} already exists.`)),
+    putApiKey: (k: ApiKeyRecord, entry?: AuditEntry) =>
+      putNew(k.tenant, { ...ApiKey.keys({ id: k.id, tenant: k.tenant, created: k.created }), ...k }, () => new Conflict('api_key_exists', `API key ${k.id} already exists.`), entry),
     getApiKey: (prefix: string) => get<ApiKeyRecord>(ApiKey.key({ id: prefix })),
     listApiKeys: (tenant: string, limit: number, cursor?: string) => listOfTenant<ApiKeyRecord>(tenant, 'api_keys', (after) => ApiKey.indexes.ofTenant.query({ tenant }, after), limit, cursor),
-    deleteApiKey: (tenant: string, id: string) => deleteOwned(ApiKey.key({ id }), tenant),
+    deleteApiKey: (tenant: string, id: string, entry?: AuditEntry) => deleteOwned(ApiKey.key({ id }), tenant, entry),
   };
 }

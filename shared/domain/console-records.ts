@@ -34,7 +34,7 @@ export interface AuditEntry {
    */
   actor: string | null;
   action: 'create' | 'update' | 'delete';
-  /** `rules/12`, `segments/3`, `experiments/4`, `rerank-controls/7`, `synonyms/2`, `model-endpoints/1` (promotions). */
+  /** `rules/12`, `segments/3`, `experiments/4`, `rerank-controls/7`, `synonyms/2`, `model-endpoints/1` (promotions), `clients/<client_id>`, `api-keys/<prefix>`. */
   resource: string;
   before: unknown;
   after: unknown;

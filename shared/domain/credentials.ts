@@ -4,6 +4,7 @@ import { API_KEY_PATTERN, matchesHash, newApiKey, newClientId, newClientSecret, 
 import { nowSeconds } from '../clock.ts';
 import { displayName, intParam, oneLine } from '../schemas/common.ts';
 import { CORE_SCOPES, PLATFORM_SCOPES, type CoreScope, type PlatformScope } from '../routes.ts';
+import type { AuditEntry } from './console-records.ts';
 import type { ApiKeyRecord, ClientRecord, CredentialStore } from './credentials-types.ts';
 import { InvalidInput, NotFound, Unauthenticated } from './errors.ts';
 import { platformList } from './present.ts';
@@ -66,6 +67,18 @@ const apiKeyView = (k: ApiKeyRecord) => ({
 });
 
 /**
+ * The audit trail's entry of a credential's create or delete (resource `clients/<client_id>` or
+ * `api-keys/<prefix>`; `actor`: the API key's prefix or the console user, null when none, as the
+ * admin CLI's): the credential as its list shows it, never its secret, key or their hashes.
+ * Written in one transaction with the credential's write. Until 2026-12-07 credentials, which
+ * grant access to the tenant's data, left no entry.
+ */
+async function credentialEntry(store: CredentialStore, tenant: string, actor: string | undefined, action: 'create' | 'delete', resource: string, view: object): Promise<AuditEntry> {
+  const [before, after] = action === 'create' ? [null, view] : [view, null];
+  return { id: await store.auditId(tenant), at: nowSeconds(), actor: actor ?? null, action, resource, before, after };
+}
+
+/**
  * Where OAuth clients come from: locally this service generates id and secret; deployed,
  * a Cognito app client (see the admin CLI's deployed mode).
  */
@@ -95,7 +108,7 @@ export async function createTenant(store: CredentialStore, tenant: string, name 
   return rec;
 }
 
-export async function createClient(store: CredentialStore, tenant: string, body: CreateClientBody, provisioner = localProvisioner) {
+export async function createClient(store: CredentialStore, tenant: string, body: CreateClientBody, provisioner = localProvisioner, actor?: string) {
   const { clientId, clientSecret } = await provisioner.provision(body.name, body.scopes);
   const rec: ClientRecord = {
     client_id: clientId,
@@ -106,7 +119,7 @@ export async function createClient(store: CredentialStore, tenant: string, body:
     created: nowSeconds(),
   };
   try {
-    await store.putClient(rec);
+    await store.putClient(rec, await credentialEntry(store, tenant, actor, 'create', `clients/${clientId}`, clientView(rec)));
   } catch (e) {
     // No mapping record, no client: an app client nobody can use must not linger in Cognito. If
     // it cannot be removed either, say which, for an operator to delete (the request fails anyway).
@@ -129,14 +142,15 @@ export async function listClients(store: CredentialStore, tenant: string, q: Pla
  * error). Until 2026-12-05 the record went first: a failed Cognito delete answered 500, its retry
  * 404, and the app client stayed (its tokens refused: the record is read on every request).
  */
-export async function deleteClient(store: CredentialStore, tenant: string, clientId: string, provisioner = localProvisioner) {
+export async function deleteClient(store: CredentialStore, tenant: string, clientId: string, provisioner = localProvisioner, actor?: string) {
   const gone = () => new NotFound('client_not_found', `No client ${clientId}.`);
-  if ((await store.getClient(clientId))?.tenant !== tenant) throw gone();
+  const rec = await store.getClient(clientId);
+  if (rec?.tenant !== tenant) throw gone();
   await provisioner.deprovision(clientId);
-  if (!(await store.deleteClient(tenant, clientId))) throw gone();
+  if (!(await store.deleteClient(tenant, clientId, await credentialEntry(store, tenant, actor, 'delete', `clients/${clientId}`, clientView(rec))))) throw gone();
 }
 
-export async function createApiKey(store: CredentialStore, tenant: string, body: CreateApiKeyBody) {
+export async function createApiKey(store: CredentialStore, tenant: string, body: CreateApiKeyBody, actor?: string) {
   const { prefix, key } = newApiKey();
   const rec: ApiKeyRecord = {
     id: prefix,
@@ -147,7 +161,7 @@ export async function createApiKey(store: CredentialStore, tenant: string, body:
     key_hash: sha256Hex(key),
     created: nowSeconds(),
   };
-  await store.putApiKey(rec);
+  await store.putApiKey(rec, await credentialEntry(store, tenant, actor, 'create', `api-keys/${rec.id}`, apiKeyView(rec)));
   return { ...apiKeyView(rec), key };
 }
 
@@ -156,8 +170,11 @@ export async function listApiKeys(store: CredentialStore, tenant: string, q: Pla
   return platformList(page.rows.map(apiKeyView), page);
 }
 
-export async function revokeApiKey(store: CredentialStore, tenant: string, id: string) {
-  if (!(await store.deleteApiKey(tenant, id))) throw new NotFound('api_key_not_found', `No API key ${id}.`);
+export async function revokeApiKey(store: CredentialStore, tenant: string, id: string, actor?: string) {
+  const gone = () => new NotFound('api_key_not_found', `No API key ${id}.`);
+  const rec = await store.getApiKey(id);
+  if (rec?.tenant !== tenant) throw gone();
+  if (!(await store.deleteApiKey(tenant, id, await credentialEntry(store, tenant, actor, 'delete', `api-keys/${id}`, apiKeyView(rec))))) throw gone();
 }
 
 /** Resolves a presented Platform API key; throws 401 unless it is live. */

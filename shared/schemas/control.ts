@@ -308,12 +308,19 @@ export type ContextPageQuery = z.output<typeof contextPageQuery>;
 /**
  * `resource=rules/12`: a record kind and its id, any positive integer (the spec's range is x >= 1).
  * One past the largest id a record can have is well formed and names none: its trail is empty.
+ * Credentials by their own ids: `clients/<client_id>` and `api-keys/<prefix>` (as their DELETE
+ * paths take them).
  */
-export const AUDIT_RESOURCE = /^(rules|segments|experiments|rerank-controls|synonyms|model-endpoints)\/[1-9][0-9]*$/;
+export const AUDIT_RESOURCE = /^((rules|segments|experiments|rerank-controls|synonyms|model-endpoints)\/[1-9][0-9]*|clients\/[A-Za-z0-9]{1,128}|api-keys\/[a-z0-9]{8})$/;
 export const auditQuery = z.strictObject({
   resource: z
     .string({ error: 'resource is required, e.g. rules/12' })
-    .check(z.regex(AUDIT_RESOURCE, 'resource must be rules/<id>, segments/<id>, experiments/<id>, rerank-controls/<contextId>, synonyms/<id> or model-endpoints/<id>')),
+    .check(
+      z.regex(
+        AUDIT_RESOURCE,
+        'resource must be rules/<id>, segments/<id>, experiments/<id>, rerank-controls/<contextId>, synonyms/<id>, model-endpoints/<id>, clients/<client_id> or api-keys/<prefix>',
+      ),
+    ),
   limit: limitParam,
   starting_after: startingAfter,
 });

@@ -70,6 +70,31 @@ describe('credential store', () => {
     expect(await s.deleteApiKey('a', 'abcd1234')).toBe(true);
     expect(await s.getApiKey('abcd1234')).toBeUndefined();
   });
+
+  it('writes a credential and its audit entry together: a write refused leaves no entry', async () => {
+    const s = db.stores.credentials;
+    const trail = async (resource: string) => (await db.stores.console.auditPage('audited', resource, { limit: 10 })).rows.map((e) => [e.action, e.actor]);
+    const entry = async (action: 'create' | 'delete', resource: string, actor: string) => ({ id: await s.auditId('audited'), at: 1, actor, action, resource, before: null, after: null });
+    const client = { client_id: 'audited1', tenant: 'audited', name: 'n', scopes: ['service-api/read' as const], secret_hash: 'ab', created: 1 };
+    await s.putClient(client, await entry('create', 'clients/audited1', 'first'));
+    // The same id again: Conflict, and no second entry.
+    await expect(s.putClient(client, await entry('create', 'clients/audited1', 'again'))).rejects.toBeInstanceOf(ConflictError);
+    // Another tenant deleting it: false, and no entry.
+    expect(await s.deleteClient('other', 'audited1', await entry('delete', 'clients/audited1', 'other'))).toBe(false);
+    expect(await s.deleteClient('audited', 'audited1', await entry('delete', 'clients/audited1', 'owner'))).toBe(true);
+    expect(await trail('clients/audited1')).toEqual([
+      ['delete', 'owner'],
+      ['create', 'first'],
+    ]);
+    const key = { id: 'audit001', tenant: 'audited', name: 'k', environment: 'dev', scopes: ['admin' as const], key_hash: 'ff', created: 1 };
+    await s.putApiKey(key, await entry('create', 'api-keys/audit001', 'first'));
+    expect(await s.deleteApiKey('other', 'audit001', await entry('delete', 'api-keys/audit001', 'other'))).toBe(false);
+    expect(await s.deleteApiKey('audited', 'audit001', await entry('delete', 'api-keys/audit001', 'owner'))).toBe(true);
+    expect(await trail('api-keys/audit001')).toEqual([
+      ['delete', 'owner'],
+      ['create', 'first'],
+    ]);
+  });
 });
 
 describe('credential reads', () => {

@@ -242,6 +242,34 @@ describe('Platform API keys and clients', () => {
     expect((await t.demo.platform('POST', '/api/clients', { name: 'x', scopes: ['nope'] })).status).toBe(400);
   });
 
+  it('writes each create and delete of a client or API key to the audit trail, without its secret', async () => {
+    const actor = t.stack.credentials.api_key.slice(4, 12);
+    const client = await t.demo.platform('POST', '/api/clients', { name: 'audited', scopes: ['service-api/read'] });
+    expect(client.status).toBe(201);
+    const key = await t.demo.platform('POST', '/api/api-keys', { name: 'audited', environment: 'staging', scopes: ['events'] });
+    expect(key.status).toBe(201);
+    expect((await t.demo.platform('DELETE', `/api/clients/${client.body.client_id}`)).status).toBe(200);
+    expect((await t.demo.platform('DELETE', `/api/api-keys/${key.body.id}`)).status).toBe(200);
+    const clientView = { client_id: client.body.client_id, name: 'audited', scopes: ['service-api/read'], created: client.body.created };
+    const keyView = { id: key.body.id, prefix: key.body.id, name: 'audited', environment: 'staging', scopes: ['events'], created: key.body.created };
+    for (const [resource, view, secret] of [
+      [`clients/${client.body.client_id}`, clientView, client.body.client_secret],
+      [`api-keys/${key.body.id}`, keyView, key.body.key],
+    ] as const) {
+      const trail = await t.demo.platform('GET', `/api/audit?resource=${resource}`);
+      expect(trail.status, resource).toBe(200);
+      expect(trail.body.data, resource).toEqual([
+        { id: expect.any(Number), at: expect.any(Number), actor, action: 'delete', resource, before: view, after: null },
+        { id: expect.any(Number), at: expect.any(Number), actor, action: 'create', resource, before: null, after: view },
+      ]);
+      // Neither the secret nor its hash is in the trail.
+      expect(JSON.stringify(trail.body), resource).not.toContain(secret);
+      expect(JSON.stringify(trail.body), resource).not.toMatch(/hash/);
+    }
+    // A malformed credential id is 400.
+    expect((await t.demo.platform('GET', '/api/audit?resource=api-keys/short')).status).toBe(400);
+  });
+
   it('pages the key and client lists by next_cursor, sent as starting_after (as every Platform list takes it) or as cursor', async () => {
     for (const name of ['page-a', 'page-b', 'page-c']) expect((await t.demo.platform('POST', '/api/api-keys', { name, scopes: ['items'] })).status).toBe(201);
     const first = await t.demo.platform('GET', '/api/api-keys?limit=2');

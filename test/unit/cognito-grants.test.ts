@@ -33,7 +33,7 @@ describe('Cognito actions are granted to the functions that perform them', () =>
 
   it('a client create, including the rollback when its record cannot be stored', async () => {
     const { mock, provisioner } = setup();
-    const failing = { putClient: async () => Promise.reject(new Error('throttled')) } as unknown as CredentialStore;
+    const failing = { auditId: async () => 1, putClient: async () => Promise.reject(new Error('throttled')) } as unknown as CredentialStore;
     await expect(createClient(failing, 't', { name: 'n', scopes: ['service-api/read'] }, provisioner)).rejects.toThrow('throttled');
     expect(cognitoActions(mock)).toEqual(['CreateUserPoolClient', 'DeleteUserPoolClient']);
     for (const action of cognitoActions(mock)) expect(granted('platform/clients/create')).toContain(action);
@@ -46,6 +46,7 @@ describe('Cognito actions are granted to the functions that perform them', () =>
     const provisioner = cognitoProvisioner(new CognitoIdentityProviderClient({ region: 'us-east-1' }), 'pool');
     const records = new Map([['c1', { client_id: 'c1', tenant: 't' }]]);
     const store = {
+      auditId: async () => 1,
       getClient: async (id: string) => records.get(id),
       deleteClient: async (tenant: string, id: string) => records.get(id)?.tenant === tenant && records.delete(id),
     } as unknown as CredentialStore;
@@ -65,7 +66,7 @@ describe('Cognito actions are granted to the functions that perform them', () =>
     const { mock, provisioner } = setup();
     const names: string[] = [];
     const stored: string[] = [];
-    const store = { putClient: async (c: { name: string }) => void stored.push(c.name) } as unknown as CredentialStore;
+    const store = { auditId: async () => 1, putClient: async (c: { name: string }) => void stored.push(c.name) } as unknown as CredentialStore;
     for (const name of ["Acme's web/app", 'café', 'a:b', '😀', `${'x'.repeat(127)}😀tail`, 'ok name_1+=,.@-']) {
       await createClient(store, 't', { name, scopes: ['service-api/read'] }, provisioner);
       const sent = (mock.commandCalls(CreateUserPoolClientCommand).at(-1)?.args[0].input.ClientName ?? '') as string;
@@ -116,7 +117,7 @@ describe('Cognito actions are granted to the functions that perform them', () =>
 
   it('a client delete', async () => {
     const { mock, provisioner } = setup();
-    const store = { getClient: async () => ({ client_id: 'c1', tenant: 't' }), deleteClient: async () => true } as unknown as CredentialStore;
+    const store = { auditId: async () => 1, getClient: async () => ({ client_id: 'c1', tenant: 't' }), deleteClient: async () => true } as unknown as CredentialStore;
     await deleteClient(store, 't', 'c1', provisioner);
     expect(cognitoActions(mock)).toEqual(['DeleteUserPoolClient']);
     for (const action of cognitoActions(mock)) expect(granted('platform/clients/delete')).toContain(action);

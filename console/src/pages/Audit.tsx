@@ -45,7 +45,7 @@ export function Audit(_: PageProps) {
             onChange={setDraft}
             required
             placeholder="rules/12"
-            hint="rules/<id>, segments/<id>, experiments/<id>, rerank-controls/<context id>, synonyms/<id> or model-endpoints/<id>"
+            hint="rules/<id>, segments/<id>, experiments/<id>, rerank-controls/<context id>, synonyms/<id>, model-endpoints/<id>, clients/<client_id> or api-keys/<prefix>"
           />
         </Form>
       </Card>

@@ -3,4 +3,6 @@ import { createApiKey, createApiKeyBody } from '#shared/domain/credentials';
 import { platformHandler } from '#shared/http/handler';
 import { createdSecret } from '#shared/http/respond';
 
-export const handler = platformHandler('platform/api-keys/create', { body: createApiKeyBody }, async ({ tenant, body }) => createdSecret(await createApiKey(credentialStore(), tenant, body)));
+export const handler = platformHandler('platform/api-keys/create', { body: createApiKeyBody }, async ({ tenant, actor, body }) =>
+  createdSecret(await createApiKey(credentialStore(), tenant, body, actor)),
+);

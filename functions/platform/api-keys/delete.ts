@@ -6,7 +6,7 @@ import { deleted } from '#shared/http/respond';
 
 const path = z.object({ id: z.string().check(z.regex(/^[a-z0-9]{8}$/, 'id is an 8-character key prefix')) });
 
-export const handler = platformHandler('platform/api-keys/delete', { path }, async ({ tenant, params }) => {
-  await revokeApiKey(credentialStore(), tenant, params.id);
+export const handler = platformHandler('platform/api-keys/delete', { path }, async ({ tenant, actor, params }) => {
+  await revokeApiKey(credentialStore(), tenant, params.id, actor);
   return deleted({ id: params.id });
 });

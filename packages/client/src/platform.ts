@@ -208,7 +208,7 @@ export class PlatformClient {
   };
 
   readonly audit = {
-    /** The change history of one resource (`rules/12`, `segments/3`, `experiments/2`, `rerank-controls/<context id>`, `synonyms/4`, `model-endpoints/1`), newest first. */
+    /** The change history of one resource (`rules/12`, `segments/3`, `experiments/2`, `rerank-controls/<context id>`, `synonyms/4`, `model-endpoints/1`, `clients/<client_id>`, `api-keys/<prefix>`), newest first. */
     listPage: (query: QueryParams<'listAudit'>, o?: CallOptions) => unwrap(this.raw.GET('/api/audit', { params: { query }, ...signalOf(o) }), 'platform'),
     list: (query: QueryParams<'listAudit'>, o?: CallOptions) => pages('starting_after', query, (q) => this.audit.listPage(q, o)),
   };
