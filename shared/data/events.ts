@@ -67,6 +67,7 @@ const RECENT = ['id', 'item_id', 'type', 'created'];
 const toRecent = (row: Row): RecentEvent => ({ id: Number(row.id), item_id: String(row.item_id), type: String(row.type), created: Number(row.created) });
 
 export function dynamoEventStore(t: TableRef): EventStore {
+  const issuedThrough = async (tenant: string) => Number((await getRow(t, Counter.key({ tenant, counter: 'event' }), { consistent: true }))?.value ?? 0);
   return {
     async append(tenant: string, events: NewEvent[], now: number, ids?: IdPlan, leaveOut?: ReadonlySet<string>): Promise<EventRecord[]> {
       const first = await idsFor(t, tenant, 'event', events.length, ids);
@@ -219,7 +220,7 @@ export function dynamoEventStore(t: TableRef): EventStore {
     async eraseUser(tenant: string, userId: string, forget?: (written: ReadonlyMap<string, number>) => Promise<void>, upTo?: number): Promise<{ deleted: number; through: number }> {
       // The events sent before the erasure began: ids up to the last the tenant's counter had
       // handed out then (or `upTo`, an ended erasure's, for its sweep). Those sent while it runs take later ids, and are kept.
-      const through = upTo ?? Number((await getRow(t, Counter.key({ tenant, counter: 'event' }), { consistent: true }))?.value ?? 0);
+      const through = upTo ?? (await issuedThrough(tenant));
       // The user's index (gsi1) names their events; each lives on its id's write shard, and its
       // index entries (user, type) go with it. The index is read again until a pass finds no
       // event it had not found before (an index read is eventually consistent: an event stored
@@ -265,6 +266,8 @@ export function dynamoEventStore(t: TableRef): EventStore {
       }
       return { deleted, through };
     },
+
+    issuedThrough,
 
     async erasedIn(tenant: string, from: number, to: number, upTo: number): Promise<number> {
       // Consistent: an erasure writes the marks before it deletes the events.

@@ -30,19 +30,29 @@ export async function eraseUser(
   deps: { console: ConsoleStore; events: EventStore; idempotency: IdempotencyStore; exposures: Pick<ExposureStore, 'forgetUser'>; blobs: BlobStore },
   tenant: string,
   userId: string,
+  /**
+   * The maintenance pass's finish of an erasure cut off (`sweepErasures`): its marker as stored and
+   * the bound its sweep's row recorded as it began. Finished as it began (its `requested_at`, its
+   * order, the events up to that bound), not as a repeat begun now would be: the events the user
+   * sent after it began are kept (until 2026-12-07 the finish, a repeat, deleted them too).
+   */
+  cutOff?: { marker: ErasedUser; through: number },
 ) {
-  const requestedAt = nowSeconds();
+  const requestedAt = cutOff?.marker.requested_at ?? nowSeconds();
   // The model versions an earlier erasure of the user (or this one, cut off) checked hold none of them.
-  const earlier = await deps.console.erasedUser(tenant, userId);
+  const earlier = cutOff?.marker ?? (await deps.console.erasedUser(tenant, userId));
   const checkedThrough = earlier?.models_checked_through ?? 0;
   // Of erasures of the user begun in the same second, the one begun last keeps its marker.
-  const order = nowMs() * 1000 + randomInt(1000);
-  let marker: ErasedUser = { user_id: userId, requested_at: requestedAt, completed_at: null, models_checked_through: checkedThrough, order };
-  // Its sweep's row before its marker, due a minute after it began (its end merges its own sweep in,
-  // due a minute after that): an erasure cut off before it ends leaves the row by which the
-  // maintenance pass finds its marker and finishes it (`sweepErasures`). Until 2026-12-07 only
-  // the caller's repeat did.
-  await deps.console.putErasureSweep(tenant, { user_id: userId, due_at: requestedAt + ERASURE_SWEEP_DELAY_SECONDS, events_through: 0, members_through: 0 });
+  const order = cutOff ? cutOff.marker.order : nowMs() * 1000 + randomInt(1000);
+  let marker: ErasedUser = { user_id: userId, requested_at: requestedAt, completed_at: null, models_checked_through: checkedThrough, ...(order !== undefined ? { order } : {}) };
+  if (!cutOff) {
+    // Its sweep's row before its marker, due a minute after it began (its end merges its own sweep
+    // in, due a minute after that), with the last event id handed out by then: an erasure cut off
+    // before it ends leaves the row by which the maintenance pass finds its marker and finishes it
+    // up to that id (`sweepErasures`). Until 2026-12-07 only the caller's repeat did.
+    const bound = await deps.events.issuedThrough(tenant);
+    await deps.console.putErasureSweep(tenant, { user_id: userId, due_at: requestedAt + ERASURE_SWEEP_DELAY_SECONDS, events_through: bound, members_through: 0 });
+  }
   // The marker first: serving stops at once, even if the deletion fails half way (retrying it
   // is safe: an erasure is idempotent), and a run storing its model from now on leaves the user out.
   await deps.console.putErasure(tenant, marker);
@@ -50,7 +60,8 @@ export async function eraseUser(
   // events: forgotten (each before its events are deleted), so a replay cannot answer them.
   // Several at once, as the events are deleted: a user who sent each event under its own key has
   // as many keys as events (two calls each), which one at a time took most of the function's time.
-  const { deleted, through } = await deps.events.eraseUser(tenant, userId, forgetting(deps.idempotency, tenant));
+  // A finish goes up to its bound (none recorded, 0: a row stored before 2026-12-07's bound, the last id now).
+  const { deleted, through } = await deps.events.eraseUser(tenant, userId, forgetting(deps.idempotency, tenant), cutOff?.through || undefined);
   // Their membership row in every experiment of the tenant, Draft, Running or Stopped (the totals
   // keep what they counted; a conversion attributed later writes no row back): those first served
   // before it began; those of requests served as it runs, its sweep's (`sweepErasures`). Not every
@@ -131,8 +142,8 @@ export async function sweepErasures(
     if (performance.now() >= until) break;
     const running = await deps.console.erasedUser(tenant, sweep.user_id);
     if (running !== undefined && running.completed_at === null && running.requested_at + ERASURE_FINISHED_BY_SECONDS <= now) {
-      // Cut off: finished as its repeat would (whose end merges its sweep into this row, due a minute later).
-      deleted += (await eraseUser(deps, tenant, sweep.user_id)).deleted_events;
+      // Cut off: finished as it began, up to the bound its row recorded (its end merges its sweep into this row, due a minute later).
+      deleted += (await eraseUser(deps, tenant, sweep.user_id, { marker: running, through: sweep.events_through })).deleted_events;
       continue;
     }
     deleted += (await deps.events.eraseUser(tenant, sweep.user_id, forgetting(deps.idempotency, tenant), sweep.events_through)).deleted;

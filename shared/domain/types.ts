@@ -227,6 +227,8 @@ export interface EventStore {
    * Each id it deletes is marked erased first (`erasedIn`).
    */
   eraseUser(tenant: string, userId: string, forget?: (written: ReadonlyMap<string, number>) => Promise<void>, through?: number): Promise<{ deleted: number; through: number }>;
+  /** The last event id the tenant's counter has handed out (read consistently): an erasure's bound. */
+  issuedThrough(tenant: string): Promise<number>;
   /** How many of the ids from `from` to `to` are of events an erasure deleted (marks kept 30 days), counting up to `upTo`. */
   erasedIn(tenant: string, from: number, to: number, upTo: number): Promise<number>;
 }

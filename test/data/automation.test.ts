@@ -865,18 +865,18 @@ describe('erasure', () => {
     const T = 'er12';
     await events.append(T, [ev('cut', 'view', 1)], 100);
     const failing: ConsoleStore = Object.create(c);
-    // The row stored as it begins (nothing swept by it) lands; the sweep at its end is refused.
+    // The row stored as it begins (no memberships swept by it) lands; the sweep at its end is refused.
     failing.putErasureSweep = async (tenant, sweep) => {
-      if (sweep.events_through > 0) throw new Error('throttled');
+      if ((sweep.members_through ?? 0) > 0) throw new Error('throttled');
       await c.putErasureSweep(tenant, sweep);
     };
     const deps = { idempotency, exposures: dynamoExposureStore(db.table), events, blobs: blobStore };
     await expect(eraseUser({ ...deps, console: failing }, T, 'cut')).rejects.toThrow('throttled');
     expect((await c.erasedUser(T, 'cut'))?.completed_at).toBeNull();
-    expect((await c.erasureSweeps(T)).map((s) => s.events_through)).toEqual([0]);
+    expect((await c.erasureSweeps(T)).map((s) => s.members_through)).toEqual([0]);
     await eraseUser({ ...deps, console: c }, T, 'cut');
     expect((await c.erasedUser(T, 'cut'))?.completed_at).not.toBeNull();
-    expect((await c.erasureSweeps(T)).map((s) => s.events_through)).not.toEqual([0]);
+    expect((await c.erasureSweeps(T)).map((s) => s.members_through)).not.toEqual([0]);
   });
 
   it('the maintenance pass finishes an erasure cut off before it ended once it began long enough ago, also alongside the caller repeating it: its events go and its marker ends', async () => {
@@ -903,19 +903,44 @@ describe('erasure', () => {
     const listed = async (user: string) => (await events.list(T, { limit: 10, userId: user })).rows.length;
     const ended = async (user: string) => (await c.erasedUser(T, user))?.completed_at ?? null;
     expect([await listed('cut'), await ended('cut'), await ended('late')]).toEqual([2, null, null]);
-    // A minute on, they may still run: neither is finished, and their rows are kept.
-    expect(await sweepErasures({ ...deps, events }, T, began + ERASURE_SWEEP_DELAY_SECONDS + 1)).toBe(0);
-    expect([await listed('cut'), await ended('cut'), await ended('late')]).toEqual([2, null, null]);
+    // A minute on, they may still run: neither is ended, and their rows are kept; the sweep takes
+    // the events up to the bound each row recorded as it began.
+    expect(await sweepErasures({ ...deps, events }, T, began + ERASURE_SWEEP_DELAY_SECONDS + 1)).toBe(2);
+    expect([await listed('cut'), await ended('cut'), await ended('late')]).toEqual([0, null, null]);
     expect(await c.erasureSweeps(T)).toHaveLength(2);
     // Past ERASURE_FINISHED_BY_SECONDS both are finished, one while its caller repeats it: each counts what it removed.
+    await events.append(T, [ev('cut', 'view', 3)], 100);
     const [swept, repeated] = await Promise.all([sweepErasures({ ...deps, events }, T, began + ERASURE_FINISHED_BY_SECONDS), eraseUser({ ...deps, events }, T, 'cut')]);
-    expect(swept + repeated.deleted_events).toBe(2);
+    expect(swept + repeated.deleted_events).toBe(1);
     expect([await listed('cut'), await listed('late'), await listed('other')]).toEqual([0, 0, 1]);
     expect(await ended('cut')).not.toBeNull();
     expect(await ended('late')).not.toBeNull();
     // Their sweeps follow a minute after they ended, and leave no row.
     await sweepErasures({ ...deps, events }, T, nowSeconds() + ERASURE_SWEEP_DELAY_SECONDS + 1);
     expect(await c.erasureSweeps(T)).toEqual([]);
+  });
+
+  it('the maintenance pass finishes an erasure cut off as it began: the events the user sent after it began are kept, and its marker keeps when it began', async () => {
+    // Found by a review (2026-12-07): the finish was a repeat begun then, which deleted the events
+    // the user had sent since the erasure began (acknowledged, not asked to be erased) and moved
+    // its requested_at forward.
+    const { events, console: c, idempotency } = db.stores;
+    const T = 'er17';
+    const deps = { console: c, idempotency, exposures: dynamoExposureStore(db.table), blobs: blobStore };
+    await events.append(T, [ev('cut', 'view', 1), ev('cut', 'buy', 2)], 100);
+    const refusing: EventStore = Object.create(events);
+    refusing.eraseUser = async () => {
+      throw new Error('ProvisionedThroughputExceeded');
+    };
+    await expect(eraseUser({ ...deps, events: refusing }, T, 'cut')).rejects.toThrow();
+    const began = (await c.erasedUser(T, 'cut'))?.requested_at as number;
+    const [later] = await events.append(T, [ev('cut', 'view', 3)], nowSeconds());
+    expect(await sweepErasures({ ...deps, events }, T, began + ERASURE_FINISHED_BY_SECONDS)).toBe(2);
+    const marker = await c.erasedUser(T, 'cut');
+    expect(marker?.completed_at).not.toBeNull();
+    expect(marker?.requested_at).toBe(began);
+    expect(marker?.events_through).toBeLessThan(Number(later?.id));
+    expect((await events.list(T, { limit: 10, userId: 'cut' })).rows.map((e) => e.id)).toEqual([later?.id]);
   });
 
   it('lists none of the events an erasure not yet swept covers when not filtered by user (all, one type, either order), running or ended; the user later events and others are listed', async () => {
