@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { JwtVerifier } from 'aws-jwt-verify/jwt-verifier';
-import { type Jwks, SimpleJwksCache, SimplePenaltyBox } from 'aws-jwt-verify/jwk';
-import { FetchError, JwksValidationError, WaitPeriodNotYetEndedJwkError } from 'aws-jwt-verify/error';
+import { type Jwks, type JwkWithKid, SimpleJwksCache, SimplePenaltyBox } from 'aws-jwt-verify/jwk';
+import { FetchError, JwksValidationError, KidNotFoundInJwksError, WaitPeriodNotYetEndedJwkError } from 'aws-jwt-verify/error';
 import { config, requireSetting } from '../config.ts';
 
 /** The claims of a Cognito client-credentials access token that this service relies on. */
@@ -28,6 +28,58 @@ class TimedPenaltyBox extends SimplePenaltyBox {
 /** The penalty box of the container's verifier (made with it). */
 const penaltyBox = new TimedPenaltyBox();
 
+/** At most this many kids not in the cached JWKS are remembered (`KidAwareJwksCache`); cleared when full. */
+const MAX_ASKED_KIDS = 1000;
+
+/**
+ * aws-jwt-verify's JWKS cache, which tells a kid it may not look up yet from one it already looked
+ * for: a token whose kid the penalty box keeps from a fetch (WaitPeriodNotYetEndedJwkError, the 503
+ * to retry) is refused as its kid's (KidNotFoundInJwksError, the 401) when a JWKS fetched after the
+ * kid was first asked for lacked it. Such a token is no token of the issuer's, and no wait makes it
+ * one. Until 2026-12-07 (97143e5) it was the 503 for as long as any unknown kid kept the penalty
+ * box armed: the very token a fetch had just found no key for (401) was told to retry on its next
+ * try, and a forged or expired token of a made-up kid, sent once every 10 s, kept being answered
+ * `unavailable` where the spec says 401.
+ */
+class KidAwareJwksCache extends SimpleJwksCache {
+  /** When the fetch of the cached JWKS began (ms): a kid asked for before then and not in it is unknown. */
+  private fetchedFrom = Number.NEGATIVE_INFINITY;
+  /** When the fetch under way began (one at a time: others join it). */
+  private fetching: number | undefined;
+  /** When each kid was first asked for (ms). */
+  private readonly firstAsked = new Map<string, number>();
+
+  override async getJwks(jwksUri: string): Promise<Jwks> {
+    const starts = this.fetching === undefined;
+    const began = this.fetching ?? Date.now();
+    this.fetching = began;
+    try {
+      const jwks = await super.getJwks(jwksUri);
+      this.fetchedFrom = Math.max(this.fetchedFrom, began);
+      return jwks;
+    } finally {
+      if (starts) this.fetching = undefined;
+    }
+  }
+
+  override async getJwk(jwksUri: string, decomposedJwt: Parameters<SimpleJwksCache['getJwk']>[1]): Promise<JwkWithKid> {
+    const kid = decomposedJwt.header.kid;
+    if (typeof kid === 'string' && !this.firstAsked.has(kid)) {
+      if (this.firstAsked.size >= MAX_ASKED_KIDS) this.firstAsked.clear();
+      this.firstAsked.set(kid, Date.now());
+    }
+    try {
+      return await super.getJwk(jwksUri, decomposedJwt);
+    } catch (e) {
+      const asked = typeof kid === 'string' ? this.firstAsked.get(kid) : undefined;
+      if (e instanceof WaitPeriodNotYetEndedJwkError && asked !== undefined && asked <= this.fetchedFrom) {
+        throw new KidNotFoundInJwksError(`JWK for kid "${kid}" not found in the JWKS fetched since it was first asked for`);
+      }
+      throw e;
+    }
+  }
+}
+
 function createVerifier() {
   const { auth } = config();
   return JwtVerifier.create(
@@ -42,7 +94,7 @@ function createVerifier() {
         if (!hasExpiry(payload)) throw new Error('no numeric exp in token');
       },
     },
-    { jwksCache: new SimpleJwksCache({ penaltyBox }) },
+    { jwksCache: new KidAwareJwksCache({ penaltyBox }) },
   );
 }
 type Verifier = ReturnType<typeof createVerifier>;
@@ -75,8 +127,9 @@ const MAX_VERIFIED = 1000;
  * JWKS: 1. The token's kid is not in the cached JWKS and the penalty box forbids fetching it for
  * now (TimedPenaltyBox): the seconds until that wait ends (until 2026-12-07 that was a 401, so a
  * valid token signed with a key rotated in up to 10 s after another token's unknown kid was told
- * it is bad). The token is then neither valid nor invalid; the caller answers a 503 to retry, not
- * a 401 telling the client its token is bad.
+ * it is bad), unless a JWKS fetched since its kid was first asked for lacked it (KidAwareJwksCache:
+ * the token's own failure). The token is then neither valid nor invalid; the caller answers a 503
+ * to retry, not a 401 telling the client its token is bad.
  */
 export function keysRetryAfter(e: unknown): number | undefined {
   if (e instanceof FetchError || e instanceof JwksValidationError) return 1;

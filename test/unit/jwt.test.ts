@@ -75,6 +75,45 @@ describe('a key rotated in while the JWKS may not be fetched again', () => {
   });
 });
 
+describe('a made-up kid while the JWKS may not be fetched again', () => {
+  it('is the 401 of its token once a JWKS fetched since it was first asked for lacked it, not a wait', async () => {
+    vi.useFakeTimers({ toFake: ['Date', 'setTimeout', 'clearTimeout'] });
+    // Past any fetch the tests above made under their own fake clocks.
+    vi.setSystemTime(Date.now() + 3_600_000);
+    const published = { ...createPublicKey(key.key).export({ format: 'jwk' }), kid: key.kid, alg: 'RS256', use: 'sig' };
+    const fetched = vi.spyOn(SimpleFetcher.prototype, 'fetch').mockImplementation(async () => new TextEncoder().encode(JSON.stringify({ keys: [published] })).buffer);
+    try {
+      const claims = { issuer, clientId: 'c6', scope: 'recsearch/read', lifetimeSeconds: 600 };
+      const forged = signAccessToken({ kid: 'made-up-1', key: key.key }, claims);
+      // Its first try fetches the JWKS, which lacks its kid: refused, and the penalty box arms.
+      const first = await verifyAccessToken(forged).catch((e: unknown) => e);
+      expect(first).toBeInstanceOf(Error);
+      expect(keysRetryAfter(first)).toBeUndefined();
+      expect(fetched).toHaveBeenCalledTimes(1);
+      // Sent again 2 s later: refused as before (the JWKS fetched for it lacked its kid), not told to retry.
+      vi.advanceTimersByTime(2_000);
+      const again = await verifyAccessToken(forged).catch((e: unknown) => e);
+      expect(again).toBeInstanceOf(Error);
+      expect(keysRetryAfter(again)).toBeUndefined();
+      // Another kid first asked for within the wait: no JWKS has been looked at for it yet, so the wait.
+      const other = signAccessToken({ kid: 'made-up-2', key: key.key }, claims);
+      expect(keysRetryAfter(await verifyAccessToken(other).catch((e: unknown) => e))).toBe(8);
+      // The wait ends; the first token, sent again, fetches the JWKS (lacking both kids) and arms the box again.
+      vi.advanceTimersByTime(8_000);
+      expect(keysRetryAfter(await verifyAccessToken(forged).catch((e: unknown) => e))).toBeUndefined();
+      expect(fetched).toHaveBeenCalledTimes(2);
+      // The other kid is now refused too, not told to wait on a box any made-up kid can keep armed.
+      const later = await verifyAccessToken(other).catch((e: unknown) => e);
+      expect(later).toBeInstanceOf(Error);
+      expect(keysRetryAfter(later)).toBeUndefined();
+      expect(fetched).toHaveBeenCalledTimes(2);
+    } finally {
+      vi.advanceTimersByTime(10_000);
+      fetched.mockRestore();
+    }
+  });
+});
+
 describe('claims an access token must carry', () => {
   /** A token with a valid signature over exactly these claims. */
   function signed(claims: Record<string, unknown>): string {
