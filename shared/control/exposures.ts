@@ -35,6 +35,9 @@ export interface ExposureStore {
    * container that recorded the user by then writes their row again, and a request served after
    * it writes a new row in place of such a one. `erasureBegan`: when that erasure began (the
    * marker's `requested_at`).
+   * Rejects only when this request's own writes failed, and then what it wrote is taken back (its
+   * exposure row, its counts, the membership row it wrote), as far as DynamoDB lets it: the
+   * caller's `failed` has nothing to undo.
    */
   recordExposure(tenant: string, e: { requestId: string; experimentId: number; variant: number; userId: string; servedAt: number; windowSeconds: number } & Erasure): Promise<void>;
   exposure(tenant: string, requestId: string): Promise<ExposureRecord | undefined>;

@@ -12,7 +12,7 @@ import { applied, countEventOnce, EVENTS_PER_REQUEST_MAX, getRow, isNew, isStore
  * event names it), marks its user in the experiment the first time, and adds to one shard of its
  * variant's totals (a random one of EXPERIMENT_SHARDS partitions: no key takes every request of a
  * tenant). Concurrent requests of a container are written together (GroupCommit), each answered
- * once its group is stored.
+ * once its group is stored; a request whose own writes failed fails alone, taken back (`write`).
  * An attributed event is recorded on its request's exposure under the event's id, conditionally,
  * so an event counts once however often its ingest is retried; the request's and the user's
  * first conversion per event type are told apart the same way.
@@ -62,48 +62,121 @@ export function dynamoExposureStore(t: TableRef, opts: { eventsPerRequest?: numb
     if (a) await update(t, ExperimentTotals.key({ tenant, experiment: experimentId, shard: shard(), variant }), { add: a });
   };
 
-  /** Writes the exposures of one group: their users first seen, the rows, and the totals by variant. */
-  async function write(group: Pending[]): Promise<void> {
-    const newUsers = await Promise.all(
-      group.map(async ({ tenant, e }) => {
-        const seenKey = `${tenant}\u0000${e.experimentId}\u0000${e.userId}`;
-        const seenAt = recorded.get(seenKey);
-        if (seenAt !== undefined && (e.erasedThrough === undefined || seenAt > e.erasedThrough)) return false;
-        // The user's first request in the experiment creates the row; only that one counts the user.
-        // Served after the user's erasure ended, a row first served by its end (a request served
-        // as it ran wrote it, and the erasure's sweep deletes it) is replaced: a new membership.
-        const ended = e.erasedThrough !== undefined && e.servedAt > e.erasedThrough ? e.erasedThrough : undefined;
-        // With the end of the user's latest erasure as it read it, while it runs its start, and when
-        // its marker could not be read the second before this request (see `attribute`).
-        const through = e.erasedThrough === undefined ? undefined : Number.isFinite(e.erasedThrough) ? e.erasedThrough : (e.erasureBegan ?? e.servedAt - 1);
-        const erasure = through !== undefined ? { erased_through: through } : {};
-        const row = { ...ExperimentUser.key({ tenant, experiment: e.experimentId, user_id: e.userId }), variant: e.variant, first_served_at: e.servedAt, ...erasure };
-        const created = await applied(() => put(t, row, ended === undefined ? isNew : (x) => x.or(isNew(x), x.cmp('first_served_at', '<=', ended))));
-        if (recorded.size >= RECORDED_MAX) recorded.clear();
-        // Not when the erasure's end was unknown (Infinity: it runs, or its marker could not be
-        // read): the write could not replace a row first served by that end.
-        if (e.erasedThrough !== Number.POSITIVE_INFINITY) recorded.set(seenKey, Math.max(seenAt ?? 0, e.servedAt));
-        return created;
+  /**
+   * Whether the member's user is first seen in its experiment (their membership row written now);
+   * the row is written unless this container recorded the user already.
+   */
+  async function firstSeen({ tenant, e }: Pending): Promise<boolean> {
+    const seenKey = `${tenant}\u0000${e.experimentId}\u0000${e.userId}`;
+    const seenAt = recorded.get(seenKey);
+    if (seenAt !== undefined && (e.erasedThrough === undefined || seenAt > e.erasedThrough)) return false;
+    // The user's first request in the experiment creates the row; only that one counts the user.
+    // Served after the user's erasure ended, a row first served by its end (a request served
+    // as it ran wrote it, and the erasure's sweep deletes it) is replaced: a new membership.
+    const ended = e.erasedThrough !== undefined && e.servedAt > e.erasedThrough ? e.erasedThrough : undefined;
+    // With the end of the user's latest erasure as it read it, while it runs its start, and when
+    // its marker could not be read the second before this request (see `attribute`).
+    const through = e.erasedThrough === undefined ? undefined : Number.isFinite(e.erasedThrough) ? e.erasedThrough : (e.erasureBegan ?? e.servedAt - 1);
+    const erasure = through !== undefined ? { erased_through: through } : {};
+    const row = { ...ExperimentUser.key({ tenant, experiment: e.experimentId, user_id: e.userId }), variant: e.variant, first_served_at: e.servedAt, ...erasure };
+    const created = await applied(() => put(t, row, ended === undefined ? isNew : (x) => x.or(isNew(x), x.cmp('first_served_at', '<=', ended))));
+    if (recorded.size >= RECORDED_MAX) recorded.clear();
+    // Not when the erasure's end was unknown (Infinity: it runs, or its marker could not be
+    // read): the write could not replace a row first served by that end.
+    if (e.erasedThrough !== Number.POSITIVE_INFINITY) recorded.set(seenKey, Math.max(seenAt ?? 0, e.servedAt));
+    return created;
+  }
+
+  /**
+   * Writes the exposures of one group: their users first seen, then at once the rows and the totals
+   * by variant (one UpdateItem per variant). Each member's failure is its own: rows or a variant's
+   * totals whose group write failed are written again for each of its members alone, and only the
+   * members whose own writes failed fail (until 2026-12-07 one failed write failed every request of
+   * the group, other tenants' too, and kept what the others had written). A member that fails is
+   * taken back: its exposure row is deleted, what it added to the totals subtracted, and the
+   * membership row it wrote deleted, so that its retry (or the user's next request) counts the user.
+   * What stays is what DynamoDB applied yet answered as failed, and a take-back that failed (a
+   * subtraction that failed keeps the membership row too, as the user stays counted).
+   */
+  async function write(group: Pending[]): Promise<PromiseSettledResult<void>[]> {
+    const failures = new Map<number, unknown>();
+    const failEach = (members: readonly number[], outcomes: readonly PromiseSettledResult<unknown>[]) =>
+      outcomes.forEach((o, i) => {
+        if (o.status === 'rejected') failures.set(members[i] as number, o.reason);
+      });
+
+    const seen = await Promise.allSettled(group.map(firstSeen));
+    failEach(
+      group.map((_, k) => k),
+      seen,
+    );
+    const created = seen.map((s) => s.status === 'fulfilled' && s.value);
+
+    const rowOf = (k: number) => {
+      const { tenant, e } = group[k] as Pending;
+      return {
+        ...Exposure.key({ tenant, request_id: e.requestId }),
+        experiment_id: e.experimentId,
+        variant: e.variant,
+        user_id: e.userId,
+        served_at: e.servedAt,
+        attribute_until: e.servedAt + e.windowSeconds,
+        ttl: e.servedAt + e.windowSeconds + EXPOSURE_GRACE_SECONDS,
+      };
+    };
+    const members = group.flatMap((_, k) => (failures.has(k) ? [] : [k]));
+    const byVariant = new Map<string, number[]>();
+    for (const k of members) {
+      const { tenant, e } = group[k] as Pending;
+      const key = `${tenant}\u0000${e.experimentId}\u0000${e.variant}`;
+      byVariant.set(key, [...(byVariant.get(key) ?? []), k]);
+    }
+    const addFor = (ks: readonly number[], sign = 1) => {
+      const { tenant, e } = group[ks[0] as number] as Pending;
+      return add(tenant, e.experimentId, e.variant, { requests: sign * ks.length, users: sign * ks.filter((k) => created[k]).length });
+    };
+    // Members whose requests (and users) the totals hold.
+    const added = new Set<number>();
+    const addAll = async (ks: number[]) => {
+      const landed = await addFor(ks).then(
+        () => true,
+        () => false,
+      );
+      // A variant whose totals failed is added again request by request.
+      const outcomes = landed ? ks.map((): PromiseSettledResult<void> => ({ status: 'fulfilled', value: undefined })) : await Promise.allSettled(ks.map((k) => addFor([k])));
+      outcomes.forEach((o, i) => {
+        if (o.status === 'fulfilled') added.add(ks[i] as number);
+      });
+      failEach(ks, outcomes);
+    };
+    await Promise.all([
+      // A batch that failed is written again row by row (a put is the same whenever repeated).
+      putAll(t, members.map(rowOf)).catch(async () => failEach(members, await Promise.allSettled(members.map((k) => put(t, rowOf(k)))))),
+      ...[...byVariant.values()].map(addAll),
+    ]);
+
+    // Take-backs, for the members that failed: their exposure rows, what they added to the totals,
+    // and the membership rows they wrote (unless the totals keep their user).
+    const failed = [...failures.keys()];
+    const kept = new Set<number>();
+    await Promise.all(
+      failed.map(async (k) => {
+        const { tenant, e } = group[k] as Pending;
+        if (seen[k]?.status === 'fulfilled') await remove(t, Exposure.key({ tenant, request_id: e.requestId })).catch(() => undefined);
+        if (added.has(k)) await addFor([k], -1).catch(() => kept.add(k));
       }),
     );
-    const totals = new Map<string, { tenant: string; experimentId: number; variant: number; requests: number; users: number }>();
-    group.forEach(({ tenant, e }, k) => {
-      const key = `${tenant}\u0000${e.experimentId}\u0000${e.variant}`;
-      let tot = totals.get(key);
-      if (!tot) totals.set(key, (tot = { tenant, experimentId: e.experimentId, variant: e.variant, requests: 0, users: 0 }));
-      tot.requests += 1;
-      if (newUsers[k]) tot.users += 1;
-    });
-    const rows = group.map(({ tenant, e }) => ({
-      ...Exposure.key({ tenant, request_id: e.requestId }),
-      experiment_id: e.experimentId,
-      variant: e.variant,
-      user_id: e.userId,
-      served_at: e.servedAt,
-      attribute_until: e.servedAt + e.windowSeconds,
-      ttl: e.servedAt + e.windowSeconds + EXPOSURE_GRACE_SECONDS,
-    }));
-    await Promise.all([putAll(t, rows), ...[...totals.values()].map((x) => add(x.tenant, x.experimentId, x.variant, { requests: x.requests, users: x.users }))]);
+    await Promise.all(
+      failed.map(async (k) => {
+        if (!created[k] || kept.has(k)) return;
+        const { tenant, e } = group[k] as Pending;
+        recorded.delete(`${tenant}\u0000${e.experimentId}\u0000${e.userId}`);
+        await applied(() =>
+          remove(t, ExperimentUser.key({ tenant, experiment: e.experimentId, user_id: e.userId }), (x) => x.and(x.eq('first_served_at', e.servedAt), x.eq('variant', e.variant))),
+        ).catch(() => undefined);
+      }),
+    );
+    return group.map((_, k) => (failures.has(k) ? { status: 'rejected', reason: failures.get(k) } : { status: 'fulfilled', value: undefined }));
   }
   const commits = new GroupCommit<Pending>(write, GROUP_MAX);
 

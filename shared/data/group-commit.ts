@@ -6,14 +6,16 @@ import { deadlineSignal, outsideDeadline } from '../deadline.ts';
  * own group is stored. Nothing is held back: a group starts as soon as the write before it ends,
  * and a lone item is written at once. Used by experiment exposures (shared/data/experiments.ts)
  * and search analytics (shared/data/search-analytics.ts): concurrent requests of a container
- * share their writes.
+ * share their writes. A `write` that answers an outcome per item fails only the callers of the
+ * items it names rejected (the others' promises resolve); one that throws fails the whole group.
  */
 export class GroupCommit<T> {
   private waiting: { item: T; signal: AbortSignal | undefined; done: () => void; fail: (e: unknown) => void }[] = [];
   private running = false;
 
   constructor(
-    private readonly write: (items: T[]) => Promise<void>,
+    /** Writes the group; it may answer each item's outcome (in the order given). */
+    private readonly write: (items: T[]) => Promise<void | readonly PromiseSettledResult<unknown>[]>,
     /** Items written in one group at most. */
     private readonly max = 100,
   ) {}
@@ -42,8 +44,12 @@ export class GroupCommit<T> {
       }
       if (group.length === 0) continue;
       try {
-        await this.write(group.map((g) => g.item));
-        for (const g of group) g.done();
+        const outcomes = await this.write(group.map((g) => g.item));
+        group.forEach((g, k) => {
+          const o = outcomes?.[k];
+          if (o?.status === 'rejected') g.fail(o.reason);
+          else g.done();
+        });
       } catch (e) {
         for (const g of group) g.fail(e);
       }

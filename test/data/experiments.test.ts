@@ -4,7 +4,8 @@ import { dynamoExposureStore } from '../../shared/data/experiments.ts';
 import type { ExposureRecord } from '../../shared/control/exposures.ts';
 import { EVENTS_PER_REQUEST_MAX } from '../../shared/data/ops.ts';
 import { getRow, put } from '../../shared/data/ops.ts';
-import { testTable, updateFailingOnce, type TestTable } from '../helpers/table.ts';
+import type { TableRef } from '../../shared/data/client.ts';
+import { interceptSigned, testTable, updateFailingOnce, type TestTable } from '../helpers/table.ts';
 
 let db: TestTable;
 beforeAll(async () => {
@@ -38,6 +39,48 @@ describe('experiment exposures', () => {
     // Other tenants and experiments are apart.
     expect((await store.totals('t2', 7)).size).toBe(0);
     expect(await store.exposure('t2', 'req-1')).toBeUndefined();
+  });
+
+  it('a write that fails fails only its own request: the others written with it (other tenants too) are stored and counted exactly, and the failed one is taken back', async () => {
+    const throttled = () => Object.assign(new Error('throttled'), { name: 'ProvisionedThroughputExceededException' });
+    // Fails the membership row of user `bad`, and the exposure row of request `row-fails` (its batch too).
+    let failing = true;
+    const doc: TableRef['doc'] = Object.create(db.table.doc);
+    doc.send = ((cmd: { input: { Item?: Record<string, unknown> } }) =>
+      failing && /EXPUSER#5#bad$|EXPREQ#row-fails$/.test(String(cmd.input.Item?.pk ?? '')) ? Promise.reject(throttled()) : db.table.doc.send(cmd as never)) as TableRef['doc']['send'];
+    const table = interceptSigned(updateFailingOnce({ ...db.table, doc }, 'TENANT#gb#EXPAGG#5#'), 'batchWriteItem', async (_params, call) => {
+      if (failing) throw throttled();
+      return call();
+    });
+    const store = dynamoExposureStore(table);
+    const now = Math.floor(Date.now() / 1000);
+    const served = (tenant: string, requestId: string, userId: string, variant = 0) => store.recordExposure(tenant, { requestId, experimentId: 5, variant, userId, servedAt: now, windowSeconds: 600 });
+    // The first is written alone; the others wait for it and are written together.
+    const outcomes = await Promise.allSettled([
+      served('ga', 'first', 'u0'),
+      served('ga', 'a1', 'u1'),
+      served('ga', 'a2', 'u2', 1),
+      served('ga', 'bad-1', 'bad'),
+      served('ga', 'row-fails', 'u3'),
+      served('gb', 'b1', 'v1'),
+      served('gb', 'b2', 'v2'),
+      served('gb', 'b3', 'v1'),
+    ]);
+    expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled', 'rejected', 'rejected', 'fulfilled', 'fulfilled', 'fulfilled']);
+    const totals = async (tenant: string) => Object.fromEntries([...(await store.totals(tenant, 5))].map(([v, x]) => [v, { requests: x.requests, users: x.users }]));
+    expect(await totals('ga')).toEqual({ 0: { requests: 2, users: 2 }, 1: { requests: 1, users: 1 } });
+    // gb's totals failed once for the group: each request was added again alone.
+    expect(await totals('gb')).toEqual({ 0: { requests: 3, users: 2 } });
+    for (const id of ['first', 'a1', 'a2']) expect(await store.exposure('ga', id)).toBeDefined();
+    for (const id of ['b1', 'b2', 'b3']) expect(await store.exposure('gb', id)).toBeDefined();
+    // The failed requests left nothing: no exposure, no membership row.
+    expect(await store.exposure('ga', 'bad-1')).toBeUndefined();
+    expect(await store.exposure('ga', 'row-fails')).toBeUndefined();
+    expect(await getRow(db.table, ExperimentUser.key({ tenant: 'ga', experiment: 5, user_id: 'u3' }))).toBeUndefined();
+    // Their retries count once, with their users.
+    failing = false;
+    await Promise.all([served('ga', 'bad-2', 'bad'), served('ga', 'row-fails-2', 'u3')]);
+    expect(await totals('ga')).toEqual({ 0: { requests: 4, users: 4 }, 1: { requests: 1, users: 1 } });
   });
 
   it('forgetRequest takes back a request that failed once recorded: its row and its request in the totals, once however often asked; the user stays', async () => {
