@@ -294,28 +294,39 @@ function explainCap(scored: readonly Served[], served: readonly Served[]): void 
   });
 }
 
-/** An item's category for `max_per_category` (a string `category` in its metadata). */
-function categoryOf(it: { doc: SearchDoc }): string | undefined {
+/**
+ * An item's categories for `max_per_category`: its metadata's `category`, a string or the strings of
+ * a list (each once), as a rule's condition on `category` matches a list's elements. Until
+ * 2026-12-07 only a string was, and an item whose category was a list was never limited.
+ */
+function categoriesOf(it: { doc: SearchDoc }): string[] {
   const cat = it.doc.metadata.category;
-  return typeof cat === 'string' ? cat : undefined;
+  if (typeof cat === 'string') return [cat];
+  return Array.isArray(cat) ? [...new Set(cat.filter((c): c is string => typeof c === 'string'))] : [];
+}
+
+/** Items per category: whether an item's categories have room for it (`cap` each), and counting it in each. */
+function categoryCounts(cap: number) {
+  const counts = new Map<string, number>();
+  return {
+    full: (it: { doc: SearchDoc }) => categoriesOf(it).some((c) => (counts.get(c) ?? 0) >= cap),
+    add: (it: { doc: SearchDoc }) => {
+      for (const c of categoriesOf(it)) counts.set(c, (counts.get(c) ?? 0) + 1);
+    },
+  };
 }
 
 /**
- * `max_per_category`: the items in order, each category's after its first `cap` left out, counting
- * the items `before` them (served already) first.
+ * `max_per_category`: the items in order, each left out once any of its categories holds `cap`
+ * items (an item counts in each of its categories), counting the items `before` them (served
+ * already) first.
  */
 export function withinCategoryCap<T extends { doc: SearchDoc }>(items: readonly T[], cap: number, before: readonly { doc: SearchDoc }[] = []): T[] {
-  const counts = new Map<string, number>();
-  for (const it of before) {
-    const cat = categoryOf(it);
-    if (cat !== undefined) counts.set(cat, (counts.get(cat) ?? 0) + 1);
-  }
+  const counts = categoryCounts(cap);
+  for (const it of before) counts.add(it);
   return items.filter((it) => {
-    const cat = categoryOf(it);
-    if (cat === undefined) return true;
-    const n = counts.get(cat) ?? 0;
-    if (n >= cap) return false;
-    counts.set(cat, n + 1);
+    if (counts.full(it)) return false;
+    counts.add(it);
     return true;
   });
 }
@@ -335,7 +346,7 @@ export function presentExplain(e: Explanation): Explanation {
  * Maximal marginal relevance: each of the first `depth` positions goes to the candidate among the
  * best `size` that maximises (1 − λ)·relevance − λ·(its highest cosine similarity to an item
  * already chosen), relevance scaled to 0-1 (see DIVERSITY_MAX). The rest follow in score order.
- * With `max_per_category` (`cap`), a candidate whose category is full is left out as it comes up,
+ * With `max_per_category` (`cap`), a candidate one of whose categories is full is left out as it comes up,
  * not chosen: the choices, and so every position, are the same whatever `depth` (a page further
  * on extends the list, never reorders it). Lazy greedy: a candidate's similarity only grows as
  * items are chosen, so its value only falls; a candidate is compared with the items chosen since
@@ -355,11 +366,7 @@ function diversify(items: Served[], lambda: number, similarity: (a: Candidate) =
   const taken = new Uint8Array(pool.length);
   const chosen: number[] = [];
   const out: Served[] = [];
-  const perCategory = new Map<string, number>();
-  const full = (it: Served) => {
-    const cat = cap === undefined ? undefined : categoryOf(it);
-    return cat !== undefined && (perCategory.get(cat) ?? 0) >= (cap as number);
-  };
+  const perCategory = cap === undefined ? undefined : categoryCounts(cap);
   while (out.length < depth) {
     let bestK = -1;
     let bestV = -Infinity;
@@ -372,7 +379,7 @@ function diversify(items: Served[], lambda: number, similarity: (a: Candidate) =
       }
     }
     if (bestK < 0) break;
-    if (full(pool[bestK] as Served)) {
+    if (perCategory?.full(pool[bestK] as Served)) {
       taken[bestK] = 2;
       continue;
     }
@@ -389,8 +396,7 @@ function diversify(items: Served[], lambda: number, similarity: (a: Candidate) =
     taken[bestK] = 1;
     chosen.push(bestK);
     const c = pool[bestK] as Served;
-    const cat = categoryOf(c);
-    if (cat !== undefined) perCategory.set(cat, (perCategory.get(cat) ?? 0) + 1);
+    perCategory?.add(c);
     toChosen.push(similarity(c));
     if (bestK !== out.length) c.explain.rerank.push({ control: 'diversity', moved_from: bestK + 1, moved_to: out.length + 1 });
     out.push(c);

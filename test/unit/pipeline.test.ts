@@ -209,6 +209,26 @@ describe('the pipeline', () => {
     expect(ids(runPipeline(mixed, [], { max_per_category: 1 }, none, null))).toEqual([1, 2, 4, 5]);
   });
 
+  it('max_per_category counts an item in each of its categories (a list, as rule conditions match its elements) and holds it back when any of them is full', () => {
+    const listed = [
+      cand(1, 1.0, { category: ['a', 'b'] }, undefined, [1, 0, 0, 0]),
+      cand(2, 0.9, { category: 'a' }, undefined, [0, 1, 0, 0]),
+      cand(3, 0.8, { category: ['b', 'c'] }, undefined, [0, 0, 1, 0]),
+      cand(4, 0.7, { category: ['c', 'c', 7] }, undefined, [0, 0, 0, 1]),
+      cand(5, 0.6, { category: [] }, undefined, [0.6, 0.8, 0, 0]),
+      cand(6, 0.5, { category: 'c' }, undefined, [0, 0.6, 0.8, 0]),
+    ];
+    expect(ids(runPipeline(listed, [], { max_per_category: 1 }, none, null))).toEqual([1, 4, 5]);
+    expect(ids(runPipeline(listed, [], { max_per_category: 2 }, none, null))).toEqual([1, 2, 3, 4, 5]);
+    // An item counts once in a category its list names twice.
+    expect(ids(runPipeline([cand(1, 1.0, { category: ['c', 'c'] }), cand(2, 0.9, { category: 'c' })], [], { max_per_category: 2 }, none, null))).toEqual([1, 2]);
+    // So does diversity, as it comes to each: no category served more than once.
+    const diverse = runPipeline(listed, [], { max_per_category: 1, diversity: 0.5 }, { now: NOW, depth: 6, diversityPool: 6, similarity }, null);
+    const served = diverse.flatMap((x) => [...new Set([x.doc.metadata.category].flat().filter((c) => typeof c === 'string'))]);
+    expect(new Set(served).size).toBe(served.length);
+    expect(ids(diverse)).toContain(5);
+  });
+
   it('exclude_seen unset keeps the items the user saw (an unset control changes nothing)', () => {
     expect(ids(runPipeline(pool, [], {}, { ...none, seen: (id) => id === 2 }, null))).toEqual([1, 2, 3, 4]);
     expect(ids(runPipeline(pool, [], { exclude_seen: false }, { ...none, seen: (id) => id === 2 }, null))).toEqual([1, 2, 3, 4]);
