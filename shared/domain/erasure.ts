@@ -35,8 +35,11 @@ export async function eraseUser(
    * the bound its sweep's row recorded as it began. Finished as it began (its `requested_at`, its
    * order, the events up to that bound), not as a repeat begun now would be: the events the user
    * sent after it began are kept (until 2026-12-07 the finish, a repeat, deleted them too).
+   * `until` (a `performance.now()` time: the pass's budget): no model version is started past it,
+   * and the erasure is left running, its row kept, for the next pass to go on from the last version
+   * checked (until 2026-12-07 a finish rewrote every version in one pass, however long that took).
    */
-  cutOff?: { marker: ErasedUser; through: number },
+  cutOff?: { marker: ErasedUser; through: number; until?: number },
 ) {
   const requestedAt = cutOff?.marker.requested_at ?? nowSeconds();
   // The model versions an earlier erasure of the user (or this one, cut off) checked hold none of them.
@@ -74,10 +77,19 @@ export async function eraseUser(
     experiments.map((e) => e.id),
     requestedAt,
   );
-  const rewritten = await eraseFromModels(deps, tenant, checkedThrough, async (version) => {
-    marker = { ...marker, models_checked_through: version };
-    await deps.console.putErasure(tenant, marker);
-  });
+  const models = await eraseFromModels(
+    deps,
+    tenant,
+    checkedThrough,
+    async (version) => {
+      marker = { ...marker, models_checked_through: version };
+      await deps.console.putErasure(tenant, marker);
+    },
+    cutOff?.until,
+  );
+  const rewritten = models.rewritten;
+  // A finish out of the pass's time: still running, its row due, the next pass goes on from here.
+  if (!models.finished) return { user_id: userId, deleted_events: deleted, model_versions_rewritten: rewritten };
   const completedAt = nowSeconds();
   // A second look once the ingests it may have raced have ended (`sweepErasures`), also when a
   // later erasure of the user holds the marker (it may fail, and leave no sweep of its own; two
@@ -143,7 +155,7 @@ export async function sweepErasures(
     const running = await deps.console.erasedUser(tenant, sweep.user_id);
     if (running !== undefined && running.completed_at === null && running.requested_at + ERASURE_FINISHED_BY_SECONDS <= now) {
       // Cut off: finished as it began, up to the bound its row recorded (its end merges its sweep into this row, due a minute later).
-      deleted += (await eraseUser(deps, tenant, sweep.user_id, { marker: running, through: sweep.events_through })).deleted_events;
+      deleted += (await eraseUser(deps, tenant, sweep.user_id, { marker: running, through: sweep.events_through, until })).deleted_events;
       continue;
     }
     deleted += (await deps.events.eraseUser(tenant, sweep.user_id, forgetting(deps.idempotency, tenant), sweep.events_through)).deleted;

@@ -41,14 +41,24 @@ export async function withoutErased(deps: ModelDeps, tenant: string, artifactKey
  * (the erasure records it, so a call cut off by its time limit goes on from there when repeated,
  * and a later erasure of the user need not read the versions again: a version checked holds
  * none of them, and rewrites only take users out). What a model learned from everyone together
- * (item-item weights, factors) stays until the next run. Answers how many artifacts were rewritten.
+ * (item-item weights, factors) stays until the next run. Answers how many artifacts were rewritten,
+ * and whether every version was checked: none is started once `until` (a `performance.now()` time:
+ * the maintenance pass's budget, for an erasure it finishes) has passed; the next call checks those
+ * left, from the last one heard.
  */
-export async function eraseFromModels(deps: ModelDeps, tenant: string, checkedThrough: number, progress: (version: number) => Promise<void>): Promise<number> {
+export async function eraseFromModels(
+  deps: ModelDeps,
+  tenant: string,
+  checkedThrough: number,
+  progress: (version: number) => Promise<void>,
+  until = Number.POSITIVE_INFINITY,
+): Promise<{ rewritten: number; finished: boolean }> {
   let rewritten = 0;
   const versions = (await deps.console.list<ModelVersion>(tenant, 'model')).filter((v) => v.id > checkedThrough).sort((a, b) => a.id - b.id);
   for (const version of versions) {
+    if (performance.now() >= until) return { rewritten, finished: false };
     if (await withoutErased(deps, tenant, version.artifact)) rewritten++;
     await progress(version.id);
   }
-  return rewritten;
+  return { rewritten, finished: true };
 }

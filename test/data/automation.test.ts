@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { FolderBlobStore } from '../../shared/blob.ts';
 import { historiesOf, packModel, unpackModel, withoutUsers } from '../../shared/recs/artifact.ts';
 import { withoutErased } from '../../shared/recs/erase-from-models.ts';
@@ -941,6 +941,54 @@ describe('erasure', () => {
     expect(marker?.requested_at).toBe(began);
     expect(marker?.events_through).toBeLessThan(Number(later?.id));
     expect((await events.list(T, { limit: 10, userId: 'cut' })).rows.map((e) => e.id)).toEqual([later?.id]);
+  });
+
+  it('the maintenance pass finishes an erasure cut off within its budget: no model version is started past it, and the next pass goes on from the last one checked', async () => {
+    // Found by a review (2026-12-07): the finish rewrote every version in one pass, however long
+    // that took; started near the end of the pass's 40 s, an erasure cut off by its own 29 s (a
+    // tenant with many large versions) outlived the function's 60 s.
+    const { events, console: c, idempotency } = db.stores;
+    const T = 'er18';
+    const deps = { console: c, idempotency, exposures: dynamoExposureStore(db.table), events };
+    const ds = new Dataset(
+      ['cut', 'kept'].map((user) => ({ user, item: 1, weight: 1, at: 0 })),
+      [1],
+    );
+    const artifact = { model: trainPopularity(ds), items: ds.items, popularity: Float32Array.from(ds.itemWeight), histories: historiesOf(ds, 200, ['view'], 3) };
+    for (const version of [1, 2, 3]) {
+      await blobStore.put(`models/${T}/v${version}.bin`, packModel(artifact));
+      await c.put(T, 'model', { id: version, created: 100, algorithm: 'popularity', metrics: {}, label: null, description: null, status: 'Trained', artifact: `models/${T}/v${version}.bin` });
+    }
+    await events.append(T, [ev('cut', 'view', 1)], 100);
+    const refusing: EventStore = Object.create(events);
+    refusing.eraseUser = async () => {
+      throw new Error('ProvisionedThroughputExceeded');
+    };
+    await expect(eraseUser({ ...deps, events: refusing, blobs: blobStore }, T, 'cut')).rejects.toThrow();
+    const began = (await c.erasedUser(T, 'cut'))?.requested_at as number;
+    const users = async (version: number) => unpackModel((await blobStore.get(`models/${T}/v${version}.bin`)) as Uint8Array).histories?.users;
+    // Each rewrite takes 30 s of the pass's clock: past its 40 s budget after the second.
+    let clock = 0;
+    const slow: FolderBlobStore = Object.assign(Object.create(blobStore), {
+      put: async (key: string, bytes: Uint8Array) => {
+        await blobStore.put(key, bytes);
+        clock += 30_000;
+      },
+    });
+    const timer = vi.spyOn(performance, 'now').mockImplementation(() => clock);
+    try {
+      expect(await sweepErasures({ ...deps, blobs: slow }, T, began + ERASURE_FINISHED_BY_SECONDS, 40_000)).toBe(1);
+    } finally {
+      timer.mockRestore();
+    }
+    expect([await users(1), await users(2), await users(3)]).toEqual([['kept'], ['kept'], ['cut', 'kept']]);
+    expect(await c.erasedUser(T, 'cut')).toMatchObject({ completed_at: null, models_checked_through: 2, requested_at: began });
+    expect(await c.erasureSweeps(T)).toHaveLength(1);
+    // The next pass goes on from there, and ends it.
+    expect(await sweepErasures({ ...deps, blobs: blobStore }, T, began + ERASURE_FINISHED_BY_SECONDS + 60)).toBe(0);
+    expect(await users(3)).toEqual(['kept']);
+    expect(await c.erasedUser(T, 'cut')).toMatchObject({ models_checked_through: 3, requested_at: began });
+    expect((await c.erasedUser(T, 'cut'))?.completed_at).not.toBeNull();
   });
 
   it('lists none of the events an erasure not yet swept covers when not filtered by user (all, one type, either order), running or ended; the user later events and others are listed', async () => {

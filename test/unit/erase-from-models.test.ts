@@ -18,7 +18,7 @@ describe("eraseFromModels: erasure's part in the stored models", () => {
       },
     } as unknown as BlobStore;
     const heard: number[] = [];
-    const rewritten = await eraseFromModels({ console, blobs }, 't', 2, async (version) => {
+    const { rewritten, finished } = await eraseFromModels({ console, blobs }, 't', 2, async (version) => {
       heard.push(version);
       // Heard once its artifact was checked, before the next one is read.
       expect(read.at(-1)).toBe(`models/t/v${version}.bin`);
@@ -26,5 +26,6 @@ describe("eraseFromModels: erasure's part in the stored models", () => {
     expect(heard).toEqual([5, 7, 9]);
     expect(read).toEqual(['models/t/v5.bin', 'models/t/v7.bin', 'models/t/v9.bin']);
     expect(rewritten).toBe(0);
+    expect(finished).toBe(true);
   });
 });
