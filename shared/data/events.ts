@@ -217,7 +217,13 @@ export function dynamoEventStore(t: TableRef): EventStore {
       return { rows: rows.slice(0, q.limit).map(fromRow), hasMore: rows.length > q.limit };
     },
 
-    async eraseUser(tenant: string, userId: string, forget?: (written: ReadonlyMap<string, number>) => Promise<void>, upTo?: number): Promise<{ deleted: number; through: number }> {
+    async eraseUser(
+      tenant: string,
+      userId: string,
+      forget?: (written: ReadonlyMap<string, number>) => Promise<void>,
+      upTo?: number,
+      until = Number.POSITIVE_INFINITY,
+    ): Promise<{ deleted: number; through: number; finished: boolean }> {
       // The events sent before the erasure began: ids up to the last the tenant's counter had
       // handed out then (or `upTo`, an ended erasure's, for its sweep). Those sent while it runs take later ids, and are kept.
       const through = upTo ?? (await issuedThrough(tenant));
@@ -229,10 +235,16 @@ export function dynamoEventStore(t: TableRef): EventStore {
       // Counted as each conditional delete finds its row: of two erasures at once, each counts
       // only what it removed (a batch delete tells nothing of what was there).
       let deleted = 0;
+      // Past `until` (the maintenance pass's budget), no further page: the next call goes on (until
+      // 2026-12-07 a pass's sweep or finish of an erasure cut off with many events left deleted
+      // them all, however long that took, and outlived the pass's 60 s).
+      let first = true;
       for (let pass = 0; pass < ERASE_PASSES; pass++) {
         let found = false;
         let start: Row | undefined;
         do {
+          if (!first && performance.now() >= until) return { deleted, through, finished: false };
+          first = false;
           const page = await queryPage(t, {
             ...refine(byUser.query({ tenant, user_id: userId }), { project: ['id', 'created', 'idempotency_key'] }),
             Limit: 1000,
@@ -264,7 +276,7 @@ export function dynamoEventStore(t: TableRef): EventStore {
         } while (start);
         if (!found) break;
       }
-      return { deleted, through };
+      return { deleted, through, finished: true };
     },
 
     issuedThrough,

@@ -64,7 +64,9 @@ export async function eraseUser(
   // Several at once, as the events are deleted: a user who sent each event under its own key has
   // as many keys as events (two calls each), which one at a time took most of the function's time.
   // A finish goes up to its bound (none recorded, 0: a row stored before 2026-12-07's bound, the last id now).
-  const { deleted, through } = await deps.events.eraseUser(tenant, userId, forgetting(deps.idempotency, tenant), cutOff?.through || undefined);
+  const { deleted, through, finished } = await deps.events.eraseUser(tenant, userId, forgetting(deps.idempotency, tenant), cutOff?.through || undefined, cutOff?.until);
+  // A finish out of the pass's time: still running, its row due, the next pass goes on from here.
+  if (finished === false) return { user_id: userId, deleted_events: deleted, model_versions_rewritten: 0 };
   // Their membership row in every experiment of the tenant, Draft, Running or Stopped (the totals
   // keep what they counted; a conversion attributed later writes no row back): those first served
   // before it began; those of requests served as it runs, its sweep's (`sweepErasures`). Not every
@@ -158,7 +160,10 @@ export async function sweepErasures(
       deleted += (await eraseUser(deps, tenant, sweep.user_id, { marker: running, through: sweep.events_through, until })).deleted_events;
       continue;
     }
-    deleted += (await deps.events.eraseUser(tenant, sweep.user_id, forgetting(deps.idempotency, tenant), sweep.events_through)).deleted;
+    const swept = await deps.events.eraseUser(tenant, sweep.user_id, forgetting(deps.idempotency, tenant), sweep.events_through, until);
+    deleted += swept.deleted;
+    // Out of the pass's time with events left: the row stays due, and the next pass goes on.
+    if (swept.finished === false) break;
     experiments ??= (await deps.console.list(tenant, 'experiment')).map((e) => e.id);
     const marker = await deps.console.erasedUser(tenant, sweep.user_id);
     await deps.exposures.forgetUser(tenant, sweep.user_id, experiments, membersSwept(sweep, marker));

@@ -224,9 +224,17 @@ export interface EventStore {
    * Answers how many went. Before it deletes events written under an Idempotency-Key, it calls
    * `forget` with each such key and the latest of those events' ingest times (unix seconds), so
    * that an erasure cut off half way still finds, when repeated, the keys of the events it left.
-   * Each id it deletes is marked erased first (`erasedIn`).
+   * Each id it deletes is marked erased first (`erasedIn`). Past `until` (a `performance.now()`
+   * time: the maintenance pass's budget) it reads no further page of the user's events and answers
+   * `finished: false` (one page at least is done): a call again goes on with those left.
    */
-  eraseUser(tenant: string, userId: string, forget?: (written: ReadonlyMap<string, number>) => Promise<void>, through?: number): Promise<{ deleted: number; through: number }>;
+  eraseUser(
+    tenant: string,
+    userId: string,
+    forget?: (written: ReadonlyMap<string, number>) => Promise<void>,
+    through?: number,
+    until?: number,
+  ): Promise<{ deleted: number; through: number; finished?: boolean }>;
   /** The last event id the tenant's counter has handed out (read consistently): an erasure's bound. */
   issuedThrough(tenant: string): Promise<number>;
   /** How many of the ids from `from` to `to` are of events an erasure deleted (marks kept 30 days), counting up to `upTo`. */

@@ -991,6 +991,54 @@ describe('erasure', () => {
     expect((await c.erasedUser(T, 'cut'))?.completed_at).not.toBeNull();
   });
 
+  it('the maintenance pass deletes the events of an erasure cut off within its budget: its sweep and its finish read the user index no further past it, and the next pass goes on', async () => {
+    // Found by a review (2026-12-07): since every erasure stores its row as it begins, the pass's
+    // sweep of one cut off (most likely by its own 29 s, with many events left) and then its finish
+    // deleted every event left in one go, however long that took, and outlived the pass's 60 s.
+    const { events, console: c, idempotency } = db.stores;
+    const T = 'er19';
+    await events.append(
+      T,
+      Array.from({ length: 1001 }, (_, i) => ev('many', 'view', i + 1)),
+      100,
+      { idempotencyKey: 'bulk' },
+    );
+    const refusing: EventStore = Object.create(events);
+    refusing.eraseUser = async () => {
+      throw new Error('ProvisionedThroughputExceeded');
+    };
+    const deps = { console: c, exposures: dynamoExposureStore(db.table), blobs: blobStore, events };
+    await expect(eraseUser({ ...deps, idempotency, events: refusing }, T, 'many')).rejects.toThrow();
+    const began = (await c.erasedUser(T, 'many'))?.requested_at as number;
+    // Each page of the user index read (1,000 events) takes 50 s of the pass's clock: past its 40 s budget after one.
+    let clock = 0;
+    const slow: typeof idempotency = Object.create(idempotency);
+    slow.forget = async (...args) => {
+      await idempotency.forget(...args);
+      clock += 50_000;
+    };
+    const slowPass = async (at: number) => {
+      clock = 0;
+      const timer = vi.spyOn(performance, 'now').mockImplementation(() => clock);
+      try {
+        return await sweepErasures({ ...deps, idempotency: slow }, T, at, 40_000);
+      } finally {
+        timer.mockRestore();
+      }
+    };
+    // A minute on, running: its sweep takes one page, and leaves the last event.
+    expect(await slowPass(began + ERASURE_SWEEP_DELAY_SECONDS + 1)).toBe(1000);
+    expect((await events.list(T, { limit: 10, userId: 'many' })).rows).toHaveLength(1);
+    // Past ERASURE_FINISHED_BY_SECONDS its finish deletes it, out of time for its second look at the
+    // index: left running, its row kept.
+    expect(await slowPass(began + ERASURE_FINISHED_BY_SECONDS)).toBe(1);
+    expect((await c.erasedUser(T, 'many'))?.completed_at).toBeNull();
+    expect(await c.erasureSweeps(T)).toHaveLength(1);
+    // The next pass ends it.
+    expect(await sweepErasures({ ...deps, idempotency }, T, began + ERASURE_FINISHED_BY_SECONDS + 60)).toBe(0);
+    expect((await c.erasedUser(T, 'many'))?.completed_at).not.toBeNull();
+  });
+
   it('lists none of the events an erasure not yet swept covers when not filtered by user (all, one type, either order), running or ended; the user later events and others are listed', async () => {
     // Found by a review (2026-12-07): those lists read no marker, so a user's events an erasure had
     // not deleted yet (it ran, or was cut off) or one an ingest in flight wrote after it looked
