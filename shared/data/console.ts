@@ -315,7 +315,14 @@ export function dynamoConsoleStore(t: TableRef): ConsoleStore {
       const order = marker.order;
       // A marker stored without an order (before 2026-12-04) is ordered by when it began, as it ordered markers.
       const byStart: Condition = (x) => x.cmp('requested_at', '<=', marker.requested_at);
-      const notLater: Condition = order === undefined ? (x) => x.or(isNew(x), byStart(x)) : (x) => x.or(isNew(x), x.and(x.absent('order'), byStart(x)), x.cmp('order', '<=', order));
+      // Of the same erasure (its order), only while it has not ended (no `events_through`, which its
+      // end stores): the maintenance pass's finish of one cut off puts its running marker again, and a
+      // finish that read it before another pass's finish ended it would mark it running again (until
+      // 2026-12-07 it did).
+      const notLater: Condition =
+        order === undefined
+          ? (x) => x.or(isNew(x), byStart(x))
+          : (x) => x.or(isNew(x), x.and(x.absent('order'), byStart(x)), x.cmp('order', '<', order), x.and(x.eq('order', order), x.absent('events_through')));
       await applied(() => put(t, { ...ErasedUser.key({ tenant, user_id: erasedUserKeyPart(marker.user_id) }), ...marker }, notLater));
     },
     async putErasureSweep(tenant, sweep) {

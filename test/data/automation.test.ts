@@ -1039,6 +1039,30 @@ describe('erasure', () => {
     expect((await c.erasedUser(T, 'many'))?.completed_at).not.toBeNull();
   });
 
+  it('a finish of an erasure cut off that read its marker running before another pass ended it does not mark it running again', async () => {
+    // Found by a review (2026-12-07): the finish puts the marker it read (same order) again, and a
+    // marker of the same order could replace one ended; two passes at once (the maintenance function
+    // runs two) both finishing the erasure left it running again, until a later pass ended it anew.
+    const { events, console: c, idempotency } = db.stores;
+    const T = 'er20';
+    await events.append(T, [ev('twice', 'view', 1)], 100);
+    const refusing: EventStore = Object.create(events);
+    refusing.eraseUser = async () => {
+      throw new Error('ProvisionedThroughputExceeded');
+    };
+    const deps = { console: c, idempotency, exposures: dynamoExposureStore(db.table), blobs: blobStore };
+    await expect(eraseUser({ ...deps, events: refusing }, T, 'twice')).rejects.toThrow();
+    const read = (await c.erasedUser(T, 'twice')) as NonNullable<Awaited<ReturnType<ConsoleStore['erasedUser']>>>;
+    const [row] = await c.erasureSweeps(T);
+    // One pass finishes it.
+    expect(await sweepErasures({ ...deps, events }, T, read.requested_at + ERASURE_FINISHED_BY_SECONDS)).toBe(1);
+    const ended = await c.erasedUser(T, 'twice');
+    expect(ended?.completed_at).not.toBeNull();
+    // The other, which read it running, finishes it too, and is cut off after its first write.
+    await expect(eraseUser({ ...deps, events: refusing }, T, 'twice', { marker: read, through: row?.events_through ?? 0 })).rejects.toThrow();
+    expect(await c.erasedUser(T, 'twice')).toEqual(ended);
+  });
+
   it('lists none of the events an erasure not yet swept covers when not filtered by user (all, one type, either order), running or ended; the user later events and others are listed', async () => {
     // Found by a review (2026-12-07): those lists read no marker, so a user's events an erasure had
     // not deleted yet (it ran, or was cut off) or one an ingest in flight wrote after it looked
