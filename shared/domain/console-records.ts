@@ -64,8 +64,10 @@ export const sweepMembersThrough = (s: Pick<ErasureSweep, 'due_at' | 'members_th
 
 /**
  * An erasure's second look at the user's events (shared/domain/erasure.ts `sweepErasures`): stored
- * as the erasure begins, covering nothing yet (so the maintenance pass finds an erasure cut off
- * before it ended), and merged with what it covers as it ends.
+ * as the erasure begins (so the maintenance pass finds an erasure cut off before it ended), covering
+ * the events up to the last id handed out then (`events_through`, its bound: a sweep of it while it
+ * runs deletes them, as does the pass's finish) and no membership yet (`members_through` 0), and
+ * merged with what it covers as it ends.
  */
 export interface ErasureSweep {
   user_id: string;
