@@ -48,12 +48,16 @@ export async function eraseUser(
   // Of erasures of the user begun in the same second, the one begun last keeps its marker.
   const order = cutOff ? cutOff.marker.order : nowMs() * 1000 + randomInt(1000);
   let marker: ErasedUser = { user_id: userId, requested_at: requestedAt, completed_at: null, models_checked_through: checkedThrough, ...(order !== undefined ? { order } : {}) };
+  // The events it erases: those of ids up to its bound (a finish, the bound recorded as it began).
+  let bound = cutOff?.through;
   if (!cutOff) {
     // Its sweep's row before its marker, due a minute after it began (its end merges its own sweep
     // in, due a minute after that), with the last event id handed out by then: an erasure cut off
     // before it ends leaves the row by which the maintenance pass finds its marker and finishes it
-    // up to that id (`sweepErasures`). Until 2026-12-07 only the caller's repeat did.
-    const bound = await deps.events.issuedThrough(tenant);
+    // up to that id (`sweepErasures`). Until 2026-12-07 only the caller's repeat did. Its deletion
+    // goes up to that id too, the one a list not filtered by user hides while it runs (`listEvents`;
+    // until 2026-12-07 it took the last id handed out once its marker was stored).
+    bound = await deps.events.issuedThrough(tenant);
     await deps.console.putErasureSweep(tenant, { user_id: userId, due_at: requestedAt + ERASURE_SWEEP_DELAY_SECONDS, events_through: bound, members_through: 0 });
   }
   // The marker first: serving stops at once, even if the deletion fails half way (retrying it
@@ -63,8 +67,8 @@ export async function eraseUser(
   // events: forgotten (each before its events are deleted), so a replay cannot answer them.
   // Several at once, as the events are deleted: a user who sent each event under its own key has
   // as many keys as events (two calls each), which one at a time took most of the function's time.
-  // A finish goes up to its bound (none recorded, 0: a row stored before 2026-12-07's bound, the last id now).
-  const { deleted, through, finished } = await deps.events.eraseUser(tenant, userId, forgetting(deps.idempotency, tenant), cutOff?.through || undefined, cutOff?.until);
+  // Up to its bound (a finish's none recorded, 0: a row stored before 2026-12-07's bound, the last id now).
+  const { deleted, through, finished } = await deps.events.eraseUser(tenant, userId, forgetting(deps.idempotency, tenant), bound || undefined, cutOff?.until);
   // A finish out of the pass's time: still running, its row due, the next pass goes on from here.
   if (finished === false) return { user_id: userId, deleted_events: deleted, model_versions_rewritten: 0 };
   // Their membership row in every experiment of the tenant, Draft, Running or Stopped (the totals

@@ -173,20 +173,29 @@ const SWEEPS_READ = 1000;
  * Which of the events of a page not filtered by user an erasure of their user covers (`erasedEvent`),
  * running or ended, until its sweep has deleted them: the users with a sweep row (every erasure
  * stores one as it begins, and its sweep deletes it a minute or two after it ended) are read in one
- * Query of their small partition, and the markers of those on the page by key. An erasure cut off
- * before 2026-12-07 stored no row: its user's events are listed until it is repeated.
+ * Query of their small partition, and the markers of those on the page by key. While it runs, the
+ * events up to the bound its row recorded as it began (the ones it erases); the user's later ones
+ * are listed. An erasure cut off before 2026-12-07 stored no row: its user's events are listed until
+ * it is repeated.
  */
 async function erasedAmong(erasures: Pick<ConsoleStore, 'erasedUser' | 'erasureSweeps'>, tenant: string, rows: readonly EventRecord[]): Promise<((e: EventRecord) => boolean) | undefined> {
   if (rows.length === 0) return undefined;
   const onPage = new Set(rows.map((r) => r.user_id));
   const sweeps = await erasures.erasureSweeps(tenant, SWEEPS_READ);
-  const users = sweeps.length < SWEEPS_READ ? [...new Set(sweeps.map((s) => s.user_id))].filter((u) => onPage.has(u)) : [...onPage];
+  // Each row's bound: a running erasure erases the events up to the last id handed out as it began
+  // (its row stored then), and keeps those the user sends later.
+  const bounds = new Map(sweeps.map((s) => [s.user_id, s.events_through]));
+  const users = sweeps.length < SWEEPS_READ ? [...bounds.keys()].filter((u) => onPage.has(u)) : [...onPage];
   if (users.length === 0) return undefined;
   const covers = new Map<string, (e: EventRecord) => boolean>();
   await Promise.all(
     users.map(async (u) => {
       const m = await erasures.erasedUser(tenant, u);
-      if (m) covers.set(u, erasedEvent(m));
+      const bound = bounds.get(u) ?? 0;
+      // Running, those up to its row's bound (until 2026-12-07 every event of the user: a reader
+      // paging the whole log passed the events sent since, which the erasure keeps, for good); with
+      // no bound known (past the rows read, a row stored before 2026-12-07's bound), all of them.
+      if (m) covers.set(u, m.completed_at === null && bound > 0 ? (e) => e.id <= bound : erasedEvent(m));
     }),
   );
   return (e) => covers.get(e.user_id)?.(e) ?? false;

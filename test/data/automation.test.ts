@@ -1104,6 +1104,48 @@ describe('erasure', () => {
     expect((await listEvents(events, T, { limit: 20 }, nowSeconds(), busy)).data.map((e) => e.user_id)).toEqual(['stay', 'stay', 'gone']);
   });
 
+  it('lists the events a user sends once an erasure of them began, running or cut off, when not filtered by user: the erasure keeps them, up to the bound it began with', async () => {
+    // Found by a review (2026-12-07): while an erasure ran (minutes, for one cut off until the pass
+    // finished it) such a list left out every event of its user, those it keeps included, and named
+    // a cursor past them: a reader paging the whole log never saw them.
+    const { listEvents } = await import('../../shared/domain/events.ts');
+    const { events, console: c, idempotency } = db.stores;
+    const T = 'er21';
+    const deps = { console: c, idempotency, exposures: dynamoExposureStore(db.table), blobs: blobStore };
+    await events.append(T, [ev('stay', 'view', 1), ev('gone', 'view', 1), ev('gone', 'buy', 2)], 100);
+    const refusing: EventStore = Object.create(events);
+    refusing.eraseUser = async () => {
+      throw new Error('ProvisionedThroughputExceeded');
+    };
+    await expect(eraseUser({ ...deps, events: refusing }, T, 'gone')).rejects.toThrow();
+    const [sent] = await events.append(T, [ev('gone', 'view', 3)], nowSeconds());
+    const ids = async (q: object) => (await listEvents(events, T, { limit: 20, ...q }, nowSeconds(), c)).data.map((e) => [e.user_id, e.item_id]);
+    expect(await ids({})).toEqual([
+      ['stay', '1'],
+      ['gone', '3'],
+    ]);
+    expect(await ids({ order: 'desc' })).toEqual([
+      ['gone', '3'],
+      ['stay', '1'],
+    ]);
+    // The caller's repeat, a new erasure, takes those sent until it began, up to its own bound: an
+    // event whose id is handed out once it began is kept, as the list showed it.
+    const racing: EventStore = Object.create(events);
+    let raced: number | undefined;
+    racing.issuedThrough = async (tenant) => {
+      const bound = await events.issuedThrough(tenant);
+      [raced] = (await events.append(T, [ev('gone', 'view', 4)], nowSeconds())).map((e) => e.id);
+      return bound;
+    };
+    expect((await eraseUser({ ...deps, events: racing }, T, 'gone')).deleted_events).toBe(3);
+    expect(raced).toBeGreaterThan(sent?.id as number);
+    expect((await events.list(T, { limit: 10, userId: 'gone' })).rows.map((e) => e.id)).toEqual([raced]);
+    expect(await ids({})).toEqual([
+      ['stay', '1'],
+      ['gone', '4'],
+    ]);
+  });
+
   it("pages a user's events oldest first past those a marker without events_through covers: a page they fill answers a cursor, not has_more with none", async () => {
     // Found by a review (2026-12-07): a marker stored before events_through was kept covers the
     // user's events by their time, so the read cannot start past them; a page of them only was
