@@ -302,6 +302,22 @@ describe('the console in Chromium', () => {
     expect(await page.content()).not.toContain(t.stack.credentials.api_key);
   });
 
+  it("follows an API key's and an OAuth client's History links to their audit trails", async () => {
+    // Their creates and deletes are in the trail since 2026-12-07 (api-keys/<prefix>, clients/<client_id>); their rows had no link.
+    await go('API keys & clients', 'API keys & clients');
+    const keys = page.getByRole('table', { name: 'API keys' });
+    await visible(keys.getByRole('cell', { name: 'catalog sync' }));
+    await keys.getByRole('row').filter({ hasText: 'catalog sync' }).first().getByRole('link', { name: 'History', exact: true }).click();
+    await visible(page.getByRole('heading', { name: /^History of api-keys\/[a-z0-9]{8}$/ }));
+    await visible(page.getByRole('cell', { name: 'create', exact: true }));
+    const client = await t.demo.platform('POST', '/api/clients', { name: 'audited backend', scopes: ['service-api/read'] });
+    expect(client.status).toBe(201);
+    await go('API keys & clients', 'API keys & clients');
+    await page.getByRole('table', { name: 'OAuth clients' }).getByRole('row').filter({ hasText: 'audited backend' }).getByRole('link', { name: 'History', exact: true }).click();
+    await visible(page.getByRole('heading', { name: `History of clients/${client.body.client_id}` }));
+    await visible(page.getByRole('cell', { name: 'create', exact: true }));
+  });
+
   it('moves the default serving endpoint back to an existing one', async () => {
     expect((await t.demo.platform('POST', '/api/model-endpoints', { endpoint_name: 'side', is_default: true })).status).toBe(201);
     await go('Serving endpoints', 'Serving endpoints');

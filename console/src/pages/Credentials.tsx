@@ -82,7 +82,15 @@ export function Credentials({ session }: PageProps) {
             { header: 'Environment', cell: (k) => k.environment },
             { header: 'Scopes', cell: (k) => k.scopes.join(', ') },
             { header: 'Created', cell: (k) => when(k.created) },
-            { header: 'Actions', cell: (k) => <RowButton text="Revoke" name={k.name} onClick={() => revokeKey(k)} danger /> },
+            {
+              header: 'Actions',
+              // Its create (and, once revoked, its delete) are in the audit trail, by its prefix.
+              cell: (k) => (
+                <>
+                  <RowButton text="Revoke" name={k.name} onClick={() => revokeKey(k)} danger /> <a href={`#/audit?resource=api-keys/${k.prefix}`}>History</a>
+                </>
+              ),
+            },
           ]}
         />
         <Form label="New API key" onSubmit={createKey} submit="Create API key" busy={a.busy}>
@@ -105,7 +113,14 @@ export function Credentials({ session }: PageProps) {
             { header: 'Name', cell: (c) => c.name },
             { header: 'Scopes', cell: (c) => c.scopes.join(', ') },
             { header: 'Created', cell: (c) => when(c.created) },
-            { header: 'Actions', cell: (c) => <RowButton text="Delete" name={c.name} onClick={() => deleteClient(c)} danger /> },
+            {
+              header: 'Actions',
+              cell: (c) => (
+                <>
+                  <RowButton text="Delete" name={c.name} onClick={() => deleteClient(c)} danger /> <a href={`#/audit?resource=clients/${encodeURIComponent(c.client_id)}`}>History</a>
+                </>
+              ),
+            },
           ]}
         />
         <Form label="New OAuth client" onSubmit={createClient} submit="Create client" busy={a.busy}>
