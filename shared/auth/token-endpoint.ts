@@ -66,6 +66,10 @@ export async function issueToken(store: CredentialStore, req: TokenRequest) {
   if (req.body.length > MAX_TOKEN_BODY) throw oauthError('invalid_request', `The request body is longer than ${MAX_TOKEN_BODY} characters.`);
   // RFC 6749 §3.1: a parameter included more than once is an invalid request, not the first (or
   // last) of them, with a value or without (`scope=&scope=x` too).
+  // Percent-encoded UTF-8, or a malformed request (RFC 6749 §4.4.2, appendix B): URLSearchParams
+  // reads `%FF` as U+FFFD and a stray `%` as itself, so until 2026-12-07 `scope=%FF` was answered
+  // invalid_scope, naming a scope the client never sent.
+  if (!wellEncoded(req.body)) throw oauthError('invalid_request', 'The form must be percent-encoded UTF-8 (application/x-www-form-urlencoded): a % begins two hexadecimal digits of a UTF-8 byte.');
   const sent = new URLSearchParams(req.body);
   const seen = new Set<string>();
   const repeated = [...sent.keys()].find((n) => seen.size === seen.add(n).size);
@@ -107,4 +111,14 @@ export async function issueToken(store: CredentialStore, req: TokenRequest) {
     lifetimeSeconds: auth.tokenLifetimeSeconds,
   });
   return { access_token: accessToken, token_type: 'Bearer', expires_in: auth.tokenLifetimeSeconds };
+}
+
+/** Whether each `%` of a form body begins an escape, and the escapes spell UTF-8. */
+function wellEncoded(body: string): boolean {
+  try {
+    decodeURIComponent(body.replace(/\+/g, ' '));
+    return true;
+  } catch {
+    return false;
+  }
 }

@@ -84,6 +84,19 @@ describe('token endpoint rate limits (issue 18, defect 3)', () => {
     expect(Number(last.retryAfter)).toBeGreaterThanOrEqual(1);
   });
 
+  it('refuses a form that is not percent-encoded UTF-8 as an invalid request, not an unknown scope', async () => {
+    // Until 2026-12-07 scope=%FF read as U+FFFD and was answered invalid_scope, naming a scope never sent.
+    const { client_id: id, client_secret: secret } = t.demo.creds;
+    const E = '127.0.0.9';
+    for (const body of ['grant_type=client_credentials&scope=%FF', 'grant_type=client_credentials&scope=service-api%2', 'grant_type=client_credentials%']) {
+      const r = await tokenFrom(E, id, secret, body);
+      expect([r.status, r.body.error], body).toEqual([400, 'invalid_request']);
+      expect(r.body.error_description).toMatch(/percent-encoded UTF-8/);
+    }
+    // Encoded well, as before: an escaped slash and a + for a space.
+    expect((await tokenFrom(E, id, secret, 'grant_type=client_credentials&scope=service-api%2Fread+service-api%2Fread')).status).toBe(200);
+  });
+
   it('30 wrong secrets for a client from one address do not stop that client getting tokens from another', async () => {
     const { client_id: id, client_secret: secret } = t.demo.creds;
     const statuses: number[] = [];
