@@ -4,6 +4,7 @@ import type { TableRef } from './client.ts';
 import { EXPERIMENT_SHARDS, ExperimentTotals, ExperimentUser, Exposure } from './entities.ts';
 import { addCount } from '../counts.ts';
 import { nonZero, type Condition } from './expressions.ts';
+import { serviceBusy } from './busy.ts';
 import { GroupCommit } from './group-commit.ts';
 import { applied, countEventOnce, EVENTS_PER_REQUEST_MAX, getRow, isNew, isStored, put, putAll, queryUpTo, remove, update } from './ops.ts';
 
@@ -89,8 +90,9 @@ export function dynamoExposureStore(t: TableRef, opts: { eventsPerRequest?: numb
 
   /**
    * Writes the exposures of one group: their users first seen, then at once the rows and the totals
-   * by variant (one UpdateItem per variant). Each member's failure is its own: rows or a variant's
-   * totals whose group write failed are written again for each of its members alone, and only the
+   * by variant (one UpdateItem per variant). Each member's failure is its own: rows whose group
+   * write failed, or a variant's totals refused for load, are written again for each of its members
+   * alone (totals that failed otherwise may have been added: their members fail), and only the
    * members whose own writes failed fail (until 2026-12-07 one failed write failed every request of
    * the group, other tenants' too, and kept what the others had written). A member that fails is
    * taken back: its exposure row is deleted, what it added to the totals subtracted, and the
@@ -138,12 +140,15 @@ export function dynamoExposureStore(t: TableRef, opts: { eventsPerRequest?: numb
     // Members whose requests (and users) the totals hold.
     const added = new Set<number>();
     const addAll = async (ks: number[]) => {
-      const landed = await addFor(ks).then(
-        () => true,
-        () => false,
+      const whole = await addFor(ks).then(
+        (): PromiseSettledResult<void> => ({ status: 'fulfilled', value: undefined }),
+        (reason: unknown): PromiseSettledResult<void> => ({ status: 'rejected', reason }),
       );
-      // A variant whose totals failed is added again request by request.
-      const outcomes = landed ? ks.map((): PromiseSettledResult<void> => ({ status: 'fulfilled', value: undefined })) : await Promise.allSettled(ks.map((k) => addFor([k])));
+      // A variant whose totals were refused for load (nothing added) is added again request by
+      // request. Any other failure may have been applied (a timeout, an InternalServerError): added
+      // again it would count every member twice, so its members fail, not subtracted (kept: rare).
+      const retry = whole.status === 'rejected' && serviceBusy(whole.reason);
+      const outcomes = retry ? await Promise.allSettled(ks.map((k) => addFor([k]))) : ks.map(() => whole);
       outcomes.forEach((o, i) => {
         if (o.status === 'fulfilled') added.add(ks[i] as number);
       });

@@ -83,6 +83,23 @@ describe('experiment exposures', () => {
     expect(await totals('ga')).toEqual({ 0: { requests: 4, users: 4 }, 1: { requests: 1, users: 1 } });
   });
 
+  it('a variant total that failed other than for load (it may have been applied) is not added again request by request: its requests fail, counted at most once', async () => {
+    // The second UpdateItem of gc totals (the group after the first request) is applied, then answered as failed, as a timeout would be.
+    let calls = 0;
+    const table = interceptSigned<{ Key: Record<string, { S?: string }> }>(db.table, 'updateItem', async (params, call) => {
+      const out = await call();
+      if (String(params.Key.pk?.S).includes('TENANT#gc#EXPAGG#5#') && ++calls === 2) throw Object.assign(new Error('timed out'), { name: 'TimeoutError' });
+      return out;
+    });
+    const store = dynamoExposureStore(table);
+    const now = Math.floor(Date.now() / 1000);
+    const served = (requestId: string, userId: string) => store.recordExposure('gc', { requestId, experimentId: 5, variant: 0, userId, servedAt: now, windowSeconds: 600 });
+    const outcomes = await Promise.allSettled([served('first', 'u0'), served('c1', 'x1'), served('c2', 'x2'), served('c3', 'x1')]);
+    expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'rejected', 'rejected']);
+    // The group update landed once; added again per request it would read 7.
+    expect((await store.totals('gc', 5)).get(0)?.requests).toBe(4);
+  });
+
   it('forgetRequest takes back a request that failed once recorded: its row and its request in the totals, once however often asked; the user stays', async () => {
     const store = dynamoExposureStore(db.table);
     const now = Math.floor(Date.now() / 1000);
