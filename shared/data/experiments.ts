@@ -161,14 +161,25 @@ export function dynamoExposureStore(t: TableRef, opts: { eventsPerRequest?: numb
     ]);
 
     // Take-backs, for the members that failed: their exposure rows, what they added to the totals,
-    // and the membership rows they wrote (unless the totals keep their user).
+    // and the membership rows they wrote (unless the totals keep their user). A membership row that
+    // a request of the same user in the group, served, shares (its own put found the row written)
+    // stays, with the user in the totals: only the failed request is subtracted. Until 2026-12-07
+    // the row was deleted and the user subtracted, uncounted though served.
     const failed = [...failures.keys()];
+    const sharedBy = (k: number) => {
+      const { tenant, e } = group[k] as Pending;
+      return group.some((m, j) => j !== k && !failures.has(j) && m.tenant === tenant && m.e.experimentId === e.experimentId && m.e.userId === e.userId && m.e.variant === e.variant);
+    };
     const kept = new Set<number>();
     await Promise.all(
       failed.map(async (k) => {
         const { tenant, e } = group[k] as Pending;
         if (seen[k]?.status === 'fulfilled') await remove(t, Exposure.key({ tenant, request_id: e.requestId })).catch(() => undefined);
-        if (added.has(k)) await addFor([k], -1).catch(() => kept.add(k));
+        if (!added.has(k)) return;
+        if (created[k] && sharedBy(k)) {
+          kept.add(k);
+          await add(tenant, e.experimentId, e.variant, { requests: -1 }).catch(() => undefined);
+        } else await addFor([k], -1).catch(() => kept.add(k));
       }),
     );
     await Promise.all(

@@ -83,6 +83,26 @@ describe('experiment exposures', () => {
     expect(await totals('ga')).toEqual({ 0: { requests: 4, users: 4 }, 1: { requests: 1, users: 1 } });
   });
 
+  it('a failed request whose membership row another served request of the same user in its group shares leaves the row and the user counted', async () => {
+    const throttled = () => Object.assign(new Error('throttled'), { name: 'ProvisionedThroughputExceededException' });
+    // Fails the exposure row of request w-1 (its batch too); w-1 is first of its group, so its put creates the membership row.
+    const doc: TableRef['doc'] = Object.create(db.table.doc);
+    doc.send = ((cmd: { input: { Item?: Record<string, unknown> } }) =>
+      /EXPREQ#w-1$/.test(String(cmd.input.Item?.pk ?? '')) ? Promise.reject(throttled()) : db.table.doc.send(cmd as never)) as TableRef['doc']['send'];
+    const table = interceptSigned({ ...db.table, doc }, 'batchWriteItem', async () => {
+      throw throttled();
+    });
+    const store = dynamoExposureStore(table);
+    const now = Math.floor(Date.now() / 1000);
+    const served = (requestId: string, userId: string) => store.recordExposure('gd', { requestId, experimentId: 5, variant: 0, userId, servedAt: now, windowSeconds: 600 });
+    const outcomes = await Promise.allSettled([served('first', 'u0'), served('w-1', 'w'), served('w-2', 'w')]);
+    expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect(await store.exposure('gd', 'w-2')).toBeDefined();
+    expect(await getRow(db.table, ExperimentUser.key({ tenant: 'gd', experiment: 5, user_id: 'w' }))).toBeDefined();
+    const x = (await store.totals('gd', 5)).get(0);
+    expect({ requests: x?.requests, users: x?.users }).toEqual({ requests: 2, users: 2 });
+  });
+
   it('a variant total that failed other than for load (it may have been applied) is not added again request by request: its requests fail, counted at most once', async () => {
     // The second UpdateItem of gc totals (the group after the first request) is applied, then answered as failed, as a timeout would be.
     let calls = 0;
