@@ -163,7 +163,8 @@ export function dynamoExposureStore(t: TableRef, opts: { eventsPerRequest?: numb
     // Take-backs, for the members that failed: their exposure rows, what they added to the totals,
     // and the membership rows they wrote (unless the totals keep their user). A membership row that
     // a request of the same user in the group, served, shares (its own put found the row written)
-    // stays, with the user in the totals: only the failed request is subtracted. Until 2026-12-07
+    // stays, with the user in the totals: only the failed request is subtracted (or, its totals not
+    // added, the user added; failing that, the row goes as any other). Until 2026-12-07
     // the row was deleted and the user subtracted, uncounted though served.
     const failed = [...failures.keys()];
     const sharedBy = (k: number) => {
@@ -175,7 +176,15 @@ export function dynamoExposureStore(t: TableRef, opts: { eventsPerRequest?: numb
       failed.map(async (k) => {
         const { tenant, e } = group[k] as Pending;
         if (seen[k]?.status === 'fulfilled') await remove(t, Exposure.key({ tenant, request_id: e.requestId })).catch(() => undefined);
-        if (!added.has(k)) return;
+        if (!added.has(k)) {
+          // Not in the totals: the user its row marks is counted now, for the request served.
+          if (created[k] && sharedBy(k))
+            await add(tenant, e.experimentId, e.variant, { users: 1 }).then(
+              () => kept.add(k),
+              () => undefined,
+            );
+          return;
+        }
         if (created[k] && sharedBy(k)) {
           kept.add(k);
           await add(tenant, e.experimentId, e.variant, { requests: -1 }).catch(() => undefined);

@@ -103,6 +103,24 @@ describe('experiment exposures', () => {
     expect({ requests: x?.requests, users: x?.users }).toEqual({ requests: 2, users: 2 });
   });
 
+  it('a failed request whose totals were not added, sharing its membership row with a served request of the same user, counts the user for the served one', async () => {
+    const throttled = () => Object.assign(new Error('throttled'), { name: 'ProvisionedThroughputExceededException' });
+    // The group update of ge totals (after the first request) is refused for load, and so is the first request by request: w-1s, which created the row.
+    let calls = 0;
+    const table = interceptSigned<{ Key: Record<string, { S?: string }> }>(db.table, 'updateItem', async (params, call) => {
+      if (String(params.Key.pk?.S).includes('TENANT#ge#EXPAGG#5#') && [2, 3].includes(++calls)) throw throttled();
+      return call();
+    });
+    const store = dynamoExposureStore(table);
+    const now = Math.floor(Date.now() / 1000);
+    const served = (requestId: string, userId: string) => store.recordExposure('ge', { requestId, experimentId: 5, variant: 0, userId, servedAt: now, windowSeconds: 600 });
+    const outcomes = await Promise.allSettled([served('first', 'u0'), served('w-1', 'w'), served('w-2', 'w')]);
+    expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect(await getRow(db.table, ExperimentUser.key({ tenant: 'ge', experiment: 5, user_id: 'w' }))).toBeDefined();
+    const x = (await store.totals('ge', 5)).get(0);
+    expect({ requests: x?.requests, users: x?.users }).toEqual({ requests: 2, users: 2 });
+  });
+
   it('a variant total that failed other than for load (it may have been applied) is not added again request by request: its requests fail, counted at most once', async () => {
     // The second UpdateItem of gc totals (the group after the first request) is applied, then answered as failed, as a timeout would be.
     let calls = 0;
