@@ -36,6 +36,9 @@ interface Pending {
 /** Exposures written in one group at most. */
 const GROUP_MAX = 100;
 
+/** Members in the BatchWriteItems of their rows (25 rows each). */
+const batchesOf = (ks: readonly number[]): number[][] => Array.from({ length: Math.ceil(ks.length / 25) }, (_, i) => ks.slice(i * 25, i * 25 + 25));
+
 /**
  * Users this container has recorded in an experiment already (tenant, experiment, user), with the
  * time of the latest request that did: their later requests skip the user row, so a returning
@@ -155,8 +158,10 @@ export function dynamoExposureStore(t: TableRef, opts: { eventsPerRequest?: numb
       failEach(ks, outcomes);
     };
     await Promise.all([
-      // A batch that failed is written again row by row (a put is the same whenever repeated).
-      putAll(t, members.map(rowOf)).catch(async () => failEach(members, await Promise.allSettled(members.map((k) => put(t, rowOf(k)))))),
+      // A batch (25 rows) that failed is written again row by row (a put is the same whenever
+      // repeated); the batches stored are not (until 2026-12-07 one failed batch put every row of
+      // the group again, up to 100 PutItems).
+      ...batchesOf(members).map((ks) => putAll(t, ks.map(rowOf)).catch(async () => failEach(ks, await Promise.allSettled(ks.map((k) => put(t, rowOf(k))))))),
       ...[...byVariant.values()].map(addAll),
     ]);
 

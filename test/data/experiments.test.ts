@@ -121,6 +121,28 @@ describe('experiment exposures', () => {
     expect({ requests: x?.requests, users: x?.users }).toEqual({ requests: 2, users: 2 });
   });
 
+  it('a failed batch of exposure rows is written again row by row alone, not the batches of the group stored', async () => {
+    const throttled = () => Object.assign(new Error('throttled'), { name: 'ProvisionedThroughputExceededException' });
+    let putItems = 0;
+    const doc: TableRef['doc'] = Object.create(db.table.doc);
+    doc.send = ((cmd: { input: { Item?: Record<string, unknown> } }) => {
+      if (/EXPREQ#r-/.test(String(cmd.input.Item?.pk ?? ''))) putItems++;
+      return db.table.doc.send(cmd as never);
+    }) as TableRef['doc']['send'];
+    // The batch holding r-29 (the second of the group of 30 after the first request) fails.
+    const table = interceptSigned({ ...db.table, doc }, 'batchWriteItem', async (params, call) => {
+      if (JSON.stringify(params).includes('EXPREQ#r-29')) throw throttled();
+      return call();
+    });
+    const store = dynamoExposureStore(table);
+    const now = Math.floor(Date.now() / 1000);
+    const served = (requestId: string) => store.recordExposure('gf', { requestId, experimentId: 5, variant: 0, userId: 'u', servedAt: now, windowSeconds: 600 });
+    const outcomes = await Promise.allSettled([served('first'), ...Array.from({ length: 30 }, (_, i) => served(`r-${i}`))]);
+    expect(outcomes.every((o) => o.status === 'fulfilled')).toBe(true);
+    expect(await store.exposure('gf', 'r-29')).toBeDefined();
+    expect(putItems).toBe(5);
+  });
+
   it('a variant total that failed other than for load (it may have been applied) is not added again request by request: its requests fail, counted at most once', async () => {
     // The second UpdateItem of gc totals (the group after the first request) is applied, then answered as failed, as a timeout would be.
     let calls = 0;
