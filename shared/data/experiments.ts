@@ -103,7 +103,7 @@ export function dynamoExposureStore(t: TableRef, opts: { eventsPerRequest?: numb
    * What stays is what DynamoDB applied yet answered as failed, and a take-back that failed (a
    * subtraction that failed keeps the membership row too, as the user stays counted).
    */
-  async function write(group: Pending[]): Promise<PromiseSettledResult<void>[]> {
+  async function write(group: Pending[], stored: (k: number) => void): Promise<PromiseSettledResult<void>[]> {
     const failures = new Map<number, unknown>();
     const failEach = (members: readonly number[], outcomes: readonly PromiseSettledResult<unknown>[]) =>
       outcomes.forEach((o, i) => {
@@ -172,6 +172,12 @@ export function dynamoExposureStore(t: TableRef, opts: { eventsPerRequest?: numb
     // added, the user added; failing that, the row goes as any other). Until 2026-12-07
     // the row was deleted and the user subtracted, uncounted though served.
     const failed = [...failures.keys()];
+    // The members served are answered now, not after the take-backs of the others (which, on a
+    // table refusing writes for load, can take seconds: until 2026-12-07 they held every request of
+    // the group, past its deadline too). The failed ones wait for theirs, and the next group too.
+    group.forEach((_, k) => {
+      if (!failures.has(k)) stored(k);
+    });
     const sharedBy = (k: number) => {
       const { tenant, e } = group[k] as Pending;
       return group.some((m, j) => j !== k && !failures.has(j) && m.tenant === tenant && m.e.experimentId === e.experimentId && m.e.userId === e.userId && m.e.variant === e.variant);

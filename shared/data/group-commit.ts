@@ -7,15 +7,19 @@ import { deadlineSignal, outsideDeadline } from '../deadline.ts';
  * and a lone item is written at once. Used by experiment exposures (shared/data/experiments.ts)
  * and search analytics (shared/data/search-analytics.ts): concurrent requests of a container
  * share their writes. A `write` that answers an outcome per item fails only the callers of the
- * items it names rejected (the others' promises resolve); one that throws fails the whole group.
+ * items it names rejected (the others' promises resolve); one that throws fails the whole group
+ * (but the items it answered stored already). The next group starts once `write` ends.
  */
 export class GroupCommit<T> {
   private waiting: { item: T; signal: AbortSignal | undefined; done: () => void; fail: (e: unknown) => void }[] = [];
   private running = false;
 
   constructor(
-    /** Writes the group; it may answer each item's outcome (in the order given). */
-    private readonly write: (items: T[]) => Promise<void | readonly PromiseSettledResult<unknown>[]>,
+    /**
+     * Writes the group; it may answer each item's outcome (in the order given), and may answer an
+     * item stored before it ends (`stored(k)`: its caller resolves then, whatever it answers after).
+     */
+    private readonly write: (items: T[], stored: (k: number) => void) => Promise<void | readonly PromiseSettledResult<unknown>[]>,
     /** Items written in one group at most. */
     private readonly max = 100,
   ) {}
@@ -43,15 +47,28 @@ export class GroupCommit<T> {
         else group.push(w);
       }
       if (group.length === 0) continue;
+      // Items answered early (`stored`) are not answered again.
+      const answered = new Set<number>();
+      const stored = (k: number) => {
+        if (answered.has(k) || !group[k]) return;
+        answered.add(k);
+        group[k].done();
+      };
       try {
-        const outcomes = await this.write(group.map((g) => g.item));
+        const outcomes = await this.write(
+          group.map((g) => g.item),
+          stored,
+        );
         group.forEach((g, k) => {
+          if (answered.has(k)) return;
           const o = outcomes?.[k];
           if (o?.status === 'rejected') g.fail(o.reason);
           else g.done();
         });
       } catch (e) {
-        for (const g of group) g.fail(e);
+        group.forEach((g, k) => {
+          if (!answered.has(k)) g.fail(e);
+        });
       }
     }
     this.running = false;

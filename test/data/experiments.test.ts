@@ -143,6 +143,38 @@ describe('experiment exposures', () => {
     expect(putItems).toBe(5);
   });
 
+  it('the requests of a group that were stored are answered without waiting for the take-back of one that failed', async () => {
+    const throttled = () => Object.assign(new Error('throttled'), { name: 'ProvisionedThroughputExceededException' });
+    let release = () => {};
+    const held = new Promise<void>((r) => {
+      release = r;
+    });
+    // The row of request bad fails (its batch too), and its take-back (the delete of that row) waits until released.
+    const doc: TableRef['doc'] = Object.create(db.table.doc);
+    doc.send = (async (cmd: { input: { Item?: Record<string, unknown>; Key?: Record<string, unknown> } }) => {
+      if (/EXPREQ#bad$/.test(String(cmd.input.Item?.pk ?? ''))) throw throttled();
+      if (/EXPREQ#bad$/.test(String(cmd.input.Key?.pk ?? ''))) await held;
+      return db.table.doc.send(cmd as never);
+    }) as TableRef['doc']['send'];
+    const table = interceptSigned({ ...db.table, doc }, 'batchWriteItem', async (params, call) => {
+      if (JSON.stringify(params).includes('EXPREQ#bad')) throw throttled();
+      return call();
+    });
+    const store = dynamoExposureStore(table);
+    const now = Math.floor(Date.now() / 1000);
+    const served = (requestId: string, userId: string) => store.recordExposure('gg', { requestId, experimentId: 5, variant: 0, userId, servedAt: now, windowSeconds: 600 });
+    const first = served('first', 'u0');
+    const ok = served('ok', 'u1');
+    const bad = served('bad', 'u2');
+    bad.catch(() => undefined);
+    const answer = await Promise.race([ok.then(() => 'served'), new Promise((r) => setTimeout(() => r('held'), 1000))]);
+    release();
+    expect(answer).toBe('served');
+    await first;
+    await expect(bad).rejects.toThrow('throttled');
+    expect(await store.exposure('gg', 'bad')).toBeUndefined();
+  });
+
   it('a variant total that failed other than for load (it may have been applied) is not added again request by request: its requests fail, counted at most once', async () => {
     // The second UpdateItem of gc totals (the group after the first request) is applied, then answered as failed, as a timeout would be.
     let calls = 0;
