@@ -134,7 +134,12 @@ function fromRow(row: Row): ItemRecord {
   };
 }
 
-const withVector = (row: Row): ItemWithVector => ({ ...fromRow(row), vector: vectorOf(row.embedding), ...(row.embedded_ms !== undefined ? { embedded_ms: Number(row.embedded_ms) } : {}) });
+const withVector = (row: Row): ItemWithVector => ({
+  ...fromRow(row),
+  vector: vectorOf(row.embedding),
+  ...(row.embedded_ms !== undefined ? { embedded_ms: Number(row.embedded_ms) } : {}),
+  ...(row.first_embedded_ms !== undefined ? { first_embedded_ms: Number(row.first_embedded_ms) } : {}),
+});
 
 export function dynamoItemStore(t: TableRef): ItemStore {
   function toRow(tenant: string, item: ItemRecord): Row {
@@ -427,12 +432,16 @@ export function dynamoItemStore(t: TableRef): ItemStore {
     },
 
     async saveEmbedding(tenant: string, id: number, contentVersion: number, vector: Float32Array, now: number) {
+      const ms = nowMs();
       const saved = await applied(() =>
         update(
           t,
           Item.key({ tenant, id }),
           {
-            set: { embedding: vectorBytes(vector), embedded_version: contentVersion, embedding_updated_at: now, embedded_ms: nowMs(), ...changedSince.key({ tenant, changed_at: now, id }) },
+            set: { embedding: vectorBytes(vector), embedded_version: contentVersion, embedding_updated_at: now, embedded_ms: ms, ...changedSince.key({ tenant, changed_at: now, id }) },
+            // Kept from the first save on: search's later pages tell by it an item re-embedded since
+            // their first page that had a vector by then (`first_embedded_ms`).
+            setIfAbsent: { first_embedded_ms: ms },
             remove: [embedPending.pkAttr, embedPending.skAttr, EMBED_REQUEUES],
           },
           { when: (x) => x.and(isStored(x), x.eq('content_version', contentVersion)) },

@@ -45,6 +45,12 @@ export interface ItemWithVector extends ItemRecord {
   vector: Float32Array | null;
   /** When (ms) the vector was saved, where the table holds it (internal: search's later pages, `Cursor.vectorsAsOf`). */
   embedded_ms?: number | undefined;
+  /**
+   * When (ms) the item's first vector was saved, where the table holds it (rows embedded since
+   * 2026-12-07; internal): a later page of a search scores an item re-embedded since its first
+   * page with its current vector when it had one by then that no longer can be read (`hadVectorBy`).
+   */
+  first_embedded_ms?: number | undefined;
 }
 
 /** What changed in a tenant's catalog after some time: the fresh part of search. */

@@ -17,7 +17,7 @@ import type { Expansion } from './expand.ts';
 import { IntList } from './int-list.ts';
 import { KeyScores } from './key-scores.ts';
 import { ResultPage, type PageRequest } from './page.ts';
-import { builtVectorAsOf } from './vectors.ts';
+import { builtVectorAsOf, hadVectorBy } from './vectors.ts';
 import { addCounts, analysedTerms, FIELD_NAMES, fieldPairs, nameWords, pairCode, type Field } from './analyze.ts';
 import type { Alternatives } from './synonyms.ts';
 import { byTerm, phraseTerms, STOP_WORDS, withoutRequestWords, words } from './text.ts';
@@ -277,8 +277,10 @@ function keysOf(index: SearchIndex, delta: PreparedDelta, r: RankRequest): Keys 
  * `keys` with the vectors saved after `asOf` (ms) taken out, as on a first page ranked before they
  * were saved (`RankRequest.vectorsAsOf`): a document whose vector was saved since scores with the
  * vector the build holds of it, when that one was saved by then (`builtVectorAsOf`: an item
- * re-embedded between pages, the vector the first page scored it by), else has no vector score,
- * is no neighbour and moves no feedback. Until 2026-12-07 a re-embedded item scored without a
+ * re-embedded between pages, the vector the first page scored it by), else with its own when it
+ * had one by then (`hadVectorBy`: created or first embedded since the build, its vector of then
+ * overwritten; until 2026-12-07 it had none, and hits repeated or it was left out), else has no
+ * vector score, is no neighbour and moves no feedback. Until 2026-12-07 a re-embedded item scored without a
  * vector too, where the first page had scored it with its old one: it fell past the cursor and
  * came again on a later page, and every hybrid score it no longer rescaled moved with it. Only the
  * delta holds such vectors (and a build newer than that page's view, when that page's is gone:
@@ -295,8 +297,10 @@ function withoutVectorsSince(keys: Keys, index: SearchIndex, delta: PreparedDelt
       if (delta.live[s] !== 1) continue;
       const doc = delta.docAt(s);
       if (!doc.vector || vectorSavedMs(doc) <= asOf) continue;
-      (slots ??= new Uint8Array(S))[s] = 1;
       const row = builtVectorAsOf(index, doc.id, asOf);
+      // Re-embedded since, its vector of then not in the build: its own (`hadVectorBy`).
+      if (row === undefined && hadVectorBy(doc, asOf)) continue;
+      (slots ??= new Uint8Array(S))[s] = 1;
       if (row === undefined) continue;
       (older ??= new Int32Array(S).fill(-1))[s] = row;
       olderRows.push({ key: N + s, row });

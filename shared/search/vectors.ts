@@ -24,6 +24,15 @@ export function builtVectorAsOf(index: SearchIndex, id: number, asOf: number): n
 }
 
 /**
+ * Whether `d`, whose vector was saved after `asOf` (ms) and whose vector of then the build does
+ * not hold (`builtVectorAsOf`), had one by then (`first_embedded_ms`): an item created, or first
+ * embedded, since the build and embedded anew since a search's first page. That page's vector is
+ * overwritten, so a later page scores it by its current one, as any item changed between pages
+ * scores as it is now (without one it fell past the cursor and came again; until 2026-12-07).
+ */
+export const hadVectorBy = (d: SearchDoc, asOf: number): boolean => d.first_embedded_ms !== undefined && d.first_embedded_ms <= asOf;
+
+/**
  * `rowIn` as a later page of a search sees it (`Cursor.vectorsAsOf`): a vector saved after
  * `asOf` (ms) is none, and the build's vector of the item stands for it when that one was saved
  * by then (`builtVectorAsOf`), as ranking scores it (rank.ts `withoutVectorsSince`).

@@ -460,6 +460,30 @@ describe('pages of a list while items are created', () => {
     }
   });
 
+  it('nor repeat or leave out an item created since the build and re-embedded after the first page (a price change): later pages score it by its current vector, the first page one being overwritten', async () => {
+    for (const mode of ['hybrid', 'semantic'] as const) {
+      const T = `created-re-embedded-between-pages-${mode}`;
+      const { deps, createBest } = await tents(T, 9, (k) => `${'sturdy '.repeat(k)}shelter, tent pegs included`);
+      // In the delta with its vector, saved before the first page.
+      const best = await createBest();
+      await new Promise((r) => setTimeout(r, 5));
+      const req = { query: 'tent', mode, filter: NO_FILTER, limit: 3, listOf: `created re-embedded ${mode}` };
+      const all = (await runSearch(deps, T, { ...req, limit: 100 })).data.map((h) => String(h.id));
+      const first = await runSearch(deps, T, req);
+      // Given a price after the first page and embedded anew: the build holds no vector of it, and
+      // its first page's is overwritten. Until 2026-12-07 later pages scored it without one: hybrid
+      // served a hit of the first page again on page 2 (the item no longer rescaling the others),
+      // semantic left the item out. Its current vector moves it as an edit between pages does: in
+      // hybrid (the keyword score the same) not across the cursor.
+      await deps.items.update(T, best, { metadata: { price: 129 } }, nowSeconds());
+      await new Promise((r) => setTimeout(r, 5));
+      await embedItem(deps.items, deps.embedder, T, best);
+      const served = await pagedIds(deps, T, req, first, first.next_cursor);
+      expect([...served].sort(), mode).toEqual([...all].sort());
+      if (mode === 'hybrid') expect(served).toEqual(all);
+    }
+  });
+
   it("nor, with a context, when the cursor's last hit is edited since and moves up the list: the next page goes on from the position, not after where that hit stands now", async () => {
     const T = 'edited-context-between-pages';
     const { deps } = await tents(T, 9, (k) => `${'sturdy '.repeat(k)}shelter, tent pegs included`);
