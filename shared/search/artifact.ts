@@ -88,6 +88,8 @@ const searchDoc = (d: Omit<SearchDoc, 'vector'>): SearchDoc => ({
   embedding_updated_at: d.embedding_updated_at,
   // When its vector was saved, to the ms (a later page's `vectorsAsOf`; undefined in builds made before 2026-12-05).
   embedded_ms: d.embedded_ms,
+  // When its first vector was saved (a later page's `hadVectorBy`; undefined in builds made before 2026-12-07).
+  first_embedded_ms: d.first_embedded_ms,
   vector: null,
 });
 

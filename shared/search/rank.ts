@@ -308,7 +308,11 @@ function withoutVectorsSince(keys: Keys, index: SearchIndex, delta: PreparedDelt
   }
   let rows: Uint8Array | undefined;
   if (index.newestVectorMs > asOf) {
-    for (let i = 0; i < N; i++) if (vectorSavedMs(index.docs[i] as SearchDoc) > asOf) (rows ??= new Uint8Array(N))[i] = 1;
+    for (let i = 0; i < N; i++) {
+      const doc = index.docs[i] as SearchDoc;
+      // Re-embedded since, in a newer build: its own, as in the delta (`hadVectorBy`).
+      if (vectorSavedMs(doc) > asOf && !hadVectorBy(doc, asOf)) (rows ??= new Uint8Array(N))[i] = 1;
+    }
   }
   if (!slots && !rows) return keys;
   const none = (key: number) => (key < N ? rows?.[key] === 1 : slots?.[key - N] === 1);
