@@ -1,10 +1,10 @@
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient, DynamoDBServiceException } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import type { HttpHandlerOptions, HttpRequest, HttpResponse, RequestHandler } from '@smithy/types';
 import { config } from '../config.ts';
 import { deadlineSignal } from '../deadline.ts';
-import { signedCalls, type SignedCalls } from './signed.ts';
+import { retryableFailure, signedCalls, type SignedCalls } from './signed.ts';
 
 export interface TableRef {
   /** Everything but `signed`'s operations, through lib-dynamodb's document client. */
@@ -56,6 +56,24 @@ export function makeTable(tableName: string, endpoint: string | undefined, regio
       return next(args);
     },
     { step: 'finalizeRequest', priority: 'low', name: 'requestDeadline' },
+  );
+  // Around the retries: a call ending past its request's deadline in a failure that would have been
+  // retried (a throttle answered to its last attempt after the deadline passed, or one the retry
+  // quota let no retry follow) ends with the deadline's reason, the request's `timeout`, as the
+  // signed calls do (signed.ts; until 2026-12-07 the throttle, a 503 `unavailable`); a definite
+  // answer (a failed condition) stands. An earlier attempt's throttle already ended so: the next
+  // attempt is refused above.
+  client.middlewareStack.add(
+    (next) => async (args) => {
+      try {
+        return await next(args);
+      } catch (e) {
+        const deadline = deadlineSignal();
+        if (deadline?.aborted && retryableFailure(e, e instanceof DynamoDBServiceException ? e.$metadata.httpStatusCode : undefined)) throw deadline.reason;
+        throw e;
+      }
+    },
+    { step: 'build', priority: 'low', name: 'requestDeadlineFailure' },
   );
   const doc = DynamoDBDocumentClient.from(client, {
     marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },

@@ -70,6 +70,15 @@ const RETRYABLE = new Set([
   'InternalServerError',
   'RequestTimeout',
 ]);
+/**
+ * Whether `failure` (answered with HTTP `status`, none for a network failure) is worth another
+ * attempt: a throttle, a transient or 5xx failure, a failure with no answer. Anything else (a failed
+ * condition, a validation error) is a definite answer. The SDK client's calls past their request's
+ * deadline are judged by it too (client.ts).
+ */
+export function retryableFailure(failure: unknown, status: number | undefined): boolean {
+  return status === undefined || status >= 500 || RETRYABLE.has(failure instanceof Error ? failure.name : '');
+}
 /** Codes DynamoDB answers when the request's clock is off. */
 const CLOCK_SKEW = new Set(['InvalidSignatureException', 'RequestTimeTooSkewed', 'RequestExpired', 'SignatureDoesNotMatch']);
 
@@ -137,8 +146,7 @@ export function signedCalls(client: DynamoDBClient, requestHandler: SignedReques
         // Network failures (reset, refused, timed out) are transient too.
         failure = e;
       }
-      const name = failure instanceof Error ? failure.name : '';
-      const retryable = status === undefined || status >= 500 || RETRYABLE.has(name) || skewCorrected;
+      const retryable = retryableFailure(failure, status) || skewCorrected;
       // Aborted (the request's deadline passed, or the caller's signal), nothing is sent again: a
       // failure that would have been retried (a throttle answered as the deadline passed, the
       // connection the abort cut) ends the call with the abort's reason, the request's `timeout`

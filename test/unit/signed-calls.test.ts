@@ -1,9 +1,11 @@
 import { ConditionalCheckFailedException, DynamoDBClient, DynamoDBServiceException, GetItemCommand, ProvisionedThroughputExceededException, ResourceNotFoundException } from '@aws-sdk/client-dynamodb';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import type { HttpRequest, HttpResponse } from '@smithy/types';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { dropLocalTransport, makeTable, useLocalTransport, type LocalTransport } from '../../shared/data/client.ts';
 import { signedCalls } from '../../shared/data/signed.ts';
-import { DeadlinePassed, withinDeadline } from '../../shared/deadline.ts';
+import { DeadlinePassed, deadlineSignal, withinDeadline } from '../../shared/deadline.ts';
 import { sleep } from '../../shared/retry.ts';
 import { serveLoopback } from '../helpers/loopback.ts';
 import { credentials, region, verifySignature } from '../helpers/sigv4.ts';
@@ -221,5 +223,56 @@ describe("the serving path's writes as plain signed requests", () => {
     const failedCondition = answerLate({ __type: 'com.amazonaws.dynamodb.v20120810#ConditionalCheckFailedException', message: 'no' });
     const update = { TableName: 't', Key: { pk: { S: 'a' } }, UpdateExpression: 'SET x = :x', ExpressionAttributeValues: { ':x': { N: '1' } } };
     await expect(withinDeadline(20, () => signedCalls(client, failedCondition, base).updateItem(update))).rejects.toBeInstanceOf(ConditionalCheckFailedException);
+  });
+});
+
+describe("the SDK client's calls (client.ts) as the request deadline passes", () => {
+  const endpoint = 'http://deadline.local:8000';
+  const failedCondition = { __type: 'com.amazonaws.dynamodb.v20120810#ConditionalCheckFailedException', message: 'no' };
+  /** A transport answering `body` (400) to every attempt, the attempt numbered `late` only once the request's deadline passed. */
+  const transport = (body: unknown, late: number) => {
+    let sent = 0;
+    const handler: LocalTransport = {
+      handle: async () => {
+        if (++sent === late) {
+          const deadline = deadlineSignal();
+          if (!deadline) throw new Error('no deadline in the transport');
+          if (!deadline.aborted) await new Promise((resolve) => deadline.addEventListener('abort', resolve, { once: true }));
+        }
+        return { response: { statusCode: 400, headers: { 'content-type': 'application/x-amz-json-1.0' }, body: Buffer.from(JSON.stringify(body)) } };
+      },
+    };
+    return { handler, sent: () => sent };
+  };
+  const tableWith = (handler: LocalTransport) => {
+    useLocalTransport(endpoint, handler);
+    const t = makeTable('t', endpoint, 'eu-west-1');
+    dropLocalTransport(endpoint, handler);
+    return t;
+  };
+  // No backoff between the attempts (full jitter of 0).
+  beforeEach(() => void vi.spyOn(Math, 'random').mockReturnValue(0));
+  afterEach(() => vi.restoreAllMocks());
+
+  it('end with the deadline, not the throttle, when the last attempt is throttled after the deadline passed', async () => {
+    const { handler, sent } = transport(throttled.body, 5);
+    const t = tableWith(handler);
+    await expect(withinDeadline(200, () => t.doc.send(new GetCommand({ TableName: 't', Key: { pk: 'a' } })))).rejects.toBeInstanceOf(DeadlinePassed);
+    expect(sent()).toBe(5);
+  });
+
+  it('end with the throttle when every attempt was throttled before the deadline', async () => {
+    const { handler, sent } = transport(throttled.body, 0);
+    const t = tableWith(handler);
+    await expect(withinDeadline(10_000, () => t.doc.send(new GetCommand({ TableName: 't', Key: { pk: 'a' } })))).rejects.toBeInstanceOf(ProvisionedThroughputExceededException);
+    expect(sent()).toBe(5);
+  });
+
+  it('end with a failed condition answered after the deadline passed, a definite answer', async () => {
+    const { handler, sent } = transport(failedCondition, 1);
+    const t = tableWith(handler);
+    const put = new PutCommand({ TableName: 't', Item: { pk: 'a' }, ConditionExpression: 'attribute_not_exists(pk)' });
+    await expect(withinDeadline(20, () => t.doc.send(put))).rejects.toBeInstanceOf(ConditionalCheckFailedException);
+    expect(sent()).toBe(1);
   });
 });
