@@ -33,10 +33,15 @@ export function requestUrl(target: string | undefined): URL {
 /** Turns a Node request into the API Gateway HTTP API (payload 2.0) event a Lambda receives. */
 export function toApiGatewayEvent(req: IncomingMessage, body: Buffer, routeKey: string, pathParameters: Record<string, string> | undefined): HttpEvent {
   const url = requestUrl(req.url);
+  // A header sent more than once is its values joined by commas, as API Gateway joins them, every
+  // one (Node's `headers` keeps only the first Authorization, Content-Type, Host...: until
+  // 2026-12-07 a request with two Authorization headers was authenticated with the first here,
+  // where deployed they arrive as one malformed value); the Cookie header as Node joins it.
   const headers: Record<string, string> = {};
-  for (const [k, v] of Object.entries(req.headers)) {
-    if (v !== undefined) headers[k.toLowerCase()] = Array.isArray(v) ? v.join(',') : v;
+  for (const [k, v] of Object.entries(req.headersDistinct)) {
+    if (v !== undefined) headers[k.toLowerCase()] = v.join(',');
   }
+  if (req.headers.cookie !== undefined) headers.cookie = req.headers.cookie;
   // Without a prototype, as API Gateway's JSON event parses: `?__proto__=1` is a parameter (an
   // unknown one, 400), not the object's prototype, and `constructor` is not found in it unsent.
   const query: Record<string, string> = Object.create(null);

@@ -15,16 +15,19 @@ import type { HttpEvent, HttpMiddleware } from './types.ts';
 /**
  * The Bearer credential of the Authorization header, or undefined when the request sent none (no
  * header, or another scheme: RFC 6750 §3's bare challenge). A header of the Bearer scheme that is
- * not `Bearer <one value>` (no value, or a value with a space: `Bearer a b`) is a credential sent
- * and refused, the 401 naming the problem (`invalid_token`, as every refused token: the spec makes
+ * not `Bearer <one value>` (no value, or a value with a space or a comma: `Bearer a b`, two
+ * Authorization headers) is a credential sent and refused, the 401 naming the problem (`invalid_token`, as every refused token: the spec makes
  * an invalid Bearer token 401, not RFC 6750's 400 `invalid_request`); until 2026-12-07 it read as
  * no credential, a bare challenge that said nothing of what was wrong.
  */
 function bearer(event: HttpEvent, placeholder: string): string | undefined {
   const value = header(event, 'authorization') ?? '';
   if (!/^Bearer(?:\s|$)/i.test(value)) return undefined;
-  const m = /^Bearer\s+(\S+)\s*$/i.exec(value);
-  if (!m) throw malformedBearer(`The Authorization header is malformed: send Authorization: Bearer ${placeholder}, one value without spaces.`);
+  // No token or key holds a comma: one is the sign of Authorization sent twice, which API Gateway
+  // (and the local stack, local/http-adapter.ts) joins with a comma (`Bearer a,b`; `Bearer a,Bearer b`
+  // has a space too), a credential refused, not the first or second of them authenticated.
+  const m = /^Bearer\s+([^\s,]+)\s*$/i.exec(value);
+  if (!m) throw malformedBearer(`The Authorization header is malformed: send one Authorization: Bearer ${placeholder} header, one value without spaces or commas.`);
   return m[1];
 }
 

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadSigningKey, signAccessToken } from '../../shared/auth/signer.ts';
 import { TenantClient, expectCoreError, request, startTestStack, type TestStack } from '../helpers/stack.ts';
@@ -165,6 +166,34 @@ describe('Core API authentication and scopes', () => {
     }
     // Another scheme is still no Bearer credential: the bare challenge.
     expect((await request(t.base, 'GET', '/v1/items', { headers: { authorization: 'Basic a b' } })).headers.get('www-authenticate')).toBe('Bearer');
+  });
+
+  it('401 invalid_token naming the malformed header for two Authorization headers, as API Gateway joins them', async () => {
+    const token = await t.demo.accessToken();
+    const malformed = 'Bearer error="invalid_token", error_description="The Authorization header is malformed: expected Bearer and one token"';
+    // Each header on its own line (fetch would join them into one): a valid credential first, then another.
+    const twice = (path: string, first: string, second: string) =>
+      new Promise<{ status: number; challenge: string | undefined; body: { error?: unknown } }>((resolve, reject) => {
+        const req = httpRequest(`${t.base}${path}`, { method: 'GET', headers: ['host', new URL(t.base).host, 'authorization', first, 'authorization', second] }, (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => {
+            const text = Buffer.concat(chunks).toString();
+            resolve({ status: res.statusCode ?? 0, challenge: res.headers['www-authenticate'], body: text ? JSON.parse(text) : {} });
+          });
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    for (const second of [`Bearer ${token}`, 'Bearer x', token]) {
+      const core = await twice('/v1/items', `Bearer ${token}`, second);
+      expect([core.status, core.challenge], second).toEqual([401, malformed]);
+      expect(core.body.error, second).toMatchObject({ type: 'authentication_error', code: 'unauthorized_no_client_id_in_jwt', message: expect.stringMatching(/Authorization header is malformed/) });
+    }
+    const key = `Bearer ${t.stack.credentials.api_key}`;
+    const platform = await twice('/api/clients', key, key);
+    expect([platform.status, platform.challenge]).toEqual([401, malformed]);
+    expect(platform.body.error).toMatch(/Authorization header is malformed/);
   });
 
   it('403 permission_error when the token lacks the scope', async () => {

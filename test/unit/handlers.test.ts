@@ -129,8 +129,8 @@ describe("a request body's Content-Encoding", () => {
   });
 
   it('reads a header sent twice as the local server joins it', async () => {
-    // Node joins repeated Content-Encoding lines with ", " (as API Gateway joins them with ","):
-    // the event the local server makes holds one list.
+    // The local server joins repeated Content-Encoding lines with "," as API Gateway does (until
+    // 2026-12-07 with Node's ", "): the event it makes holds one list.
     const { createServer } = await import('node:http');
     const { toApiGatewayEvent } = await import('../../local/http-adapter.ts');
     const { bodyText } = await import('../../shared/http/base.ts');
@@ -169,8 +169,8 @@ describe("a request body's Content-Encoding", () => {
         socket.on('close', () => resolve(text.slice(text.indexOf('\r\n\r\n') + 4)));
       });
     try {
-      expect(await send(['identity', 'IDENTITY'])).toBe(`identity, IDENTITY|${body}`);
-      expect(await send(['identity', 'gzip'])).toMatch(/^identity, gzip\|refused: The request body is sent compressed/);
+      expect(await send(['identity', 'IDENTITY'])).toBe(`identity,IDENTITY|${body}`);
+      expect(await send(['identity', 'gzip'])).toMatch(/^identity,gzip\|refused: The request body is sent compressed/);
     } finally {
       await new Promise((r) => server.close(r));
     }
