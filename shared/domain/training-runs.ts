@@ -396,6 +396,12 @@ const WORKER_SECONDS = workers.find((w) => w.handler === 'workers/train')?.timeo
  * (`runTraining`), or the maintenance pass (`sweepTaskRuns`), ends it as far as it got.
  */
 export const WORKER_RUN_LOST_SECONDS = WORKER_SECONDS + 60;
+/**
+ * Why such a run is ended (its log line and its error, `endInterruptedRun`): it was not ended
+ * within the worker's time limit, named (until 2026-12-07 only "its worker stopped", which left a
+ * run that trains longer than the limit allows, its thread ended there, with no word of why).
+ */
+export const WORKER_RUN_LOST_REASON = `its worker stopped: the run had not ended within the training worker's time limit of ${WORKER_SECONDS % 60 === 0 ? `${WORKER_SECONDS / 60} minutes` : `${WORKER_SECONDS} seconds`}`;
 
 /** A run's update once its version `v` is stored: Completed with it (by the trainer, or by whatever ends a run that stored one). */
 export const completedWith = (v: Pick<ModelVersion, 'version' | 'metrics'>) => ({ status: 'Completed', progress: 1, finished_at: nowSeconds(), model_version: v.version, metrics: v.metrics }) as const;

@@ -14,7 +14,18 @@ import * as z from 'zod/mini';
 import { AwsClient, AwsHttpError } from '../aws/signed-fetch.ts';
 import { config, type TrainingTaskSettings } from '../config.ts';
 import type { ConsoleStore } from '../domain/console-records.ts';
-import { deferBusyStart, endInterruptedRun, sendRun, taskToken, trainingRunId, UNSENT_RUN_GRACE_SECONDS, type RunTask, type TrainingRun, WORKER_RUN_LOST_SECONDS } from '../domain/training-runs.ts';
+import {
+  deferBusyStart,
+  endInterruptedRun,
+  sendRun,
+  taskToken,
+  trainingRunId,
+  UNSENT_RUN_GRACE_SECONDS,
+  type RunTask,
+  type TrainingRun,
+  WORKER_RUN_LOST_REASON,
+  WORKER_RUN_LOST_SECONDS,
+} from '../domain/training-runs.ts';
 import type { EventStore } from '../domain/types.ts';
 import type { WorkQueue } from '../queue/messages.ts';
 import { logger } from '../observability.ts';
@@ -417,7 +428,7 @@ export async function sweepTaskRuns(
       // the message dead-lettered; locally a delivery again comes within seconds, and leaves the
       // run to its invocation): until 2026-12-07 such a run stayed InProgress for good (the runs are
       // read consistently; the end is conditional on what was read).
-      const status = await endInterruptedRun(c, tenant, job, 'its worker stopped');
+      const status = await endInterruptedRun(c, tenant, job, WORKER_RUN_LOST_REASON);
       if (!status) continue;
       ended.push(job.job_name);
       if (status === 'Completed') await deps.decide(tenant, job.job_name);

@@ -4,7 +4,18 @@ import type { BlobStore } from '../blob.ts';
 import { seededRandom } from '../random.ts';
 import type { ConsoleStore } from '../domain/console-records.ts';
 import type { PromotionDue } from '../domain/automation.ts';
-import { busyFailure, completedWith, endInterruptedRun, requeueBusyRun, type RunTask, taskToken, trainingRunId, type TrainingRun, WORKER_RUN_LOST_SECONDS } from '../domain/training-runs.ts';
+import {
+  busyFailure,
+  completedWith,
+  endInterruptedRun,
+  requeueBusyRun,
+  type RunTask,
+  taskToken,
+  trainingRunId,
+  type TrainingRun,
+  WORKER_RUN_LOST_REASON,
+  WORKER_RUN_LOST_SECONDS,
+} from '../domain/training-runs.ts';
 import { withRetry } from '../retry.ts';
 import { serviceBusy } from '../data/busy.ts';
 import { logger } from '../observability.ts';
@@ -227,7 +238,7 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
     // live attempt's.
     if (job.task) return;
     if (job.started_at !== null && now() - job.started_at <= WORKER_RUN_LOST_SECONDS) return;
-    await endInterruptedRun(c, tenant, job, 'its worker stopped');
+    await endInterruptedRun(c, tenant, job, WORKER_RUN_LOST_REASON);
     return;
   }
   // Only a Queued run starts (a redelivered message for a finished run does nothing); in the

@@ -939,7 +939,11 @@ describe('a training message delivered again after its invocation ended without 
     const [j1, j2, j3] = await Promise.all([1, 2, 3].map((n) => c.get<TrainingRun>(T3, 'job', n)));
     expect(j1).toMatchObject({ status: 'Completed', model_version: 7, metrics });
     expect(j2).toMatchObject({ status: 'Failed', model_version: null, error: expect.stringMatching(/interrupted/) });
-    expect(j3).toMatchObject({ status: 'Failed', model_version: null });
+    expect(j3).toMatchObject({
+      status: 'Failed',
+      model_version: null,
+      error: expect.stringContaining("(its worker stopped: the run had not ended within the training worker's time limit of 15 minutes)"),
+    });
     expect(await c.get(T3, 'model', 8)).toBeUndefined();
     // Within the time limit a second delivery is SQS's at-least-once: the live run is left alone.
     await c.put(T3, 'job', job(4, { started_at: now - 30, storing_version: 9 }));
@@ -988,8 +992,12 @@ describe("a training worker's run whose message will not come again (its last de
     expect(decided).toEqual(['train-1']);
     const [j1, j2, j3, j4, j5] = await Promise.all([1, 2, 3, 4, 5].map((n) => c.get<TrainingRun>(T13, 'job', n)));
     expect(j1).toMatchObject({ status: 'Completed', model_version: 5 });
-    expect(j2).toMatchObject({ status: 'Failed', error: expect.stringMatching(/interrupted before it stored a version \(its worker stopped\)/) });
+    // The error and the log name the time limit the run outlasted (until 2026-12-07 only "its worker stopped").
+    const lost = "its worker stopped: the run had not ended within the training worker's time limit of 15 minutes";
+    expect(j2).toMatchObject({ status: 'Failed', error: `The run was interrupted before it stored a version (${lost}); nothing was stored. Start a new run.` });
+    expect(await logsOf(c, T13, 2)).toMatch(new RegExp(`Failed: .*\\(${lost}\\)`));
     expect(j3).toMatchObject({ status: 'Stopped' });
+    expect(await logsOf(c, T13, 3)).toMatch(new RegExp(`Stopped \\(${lost}\\)$`));
     expect(j4).toMatchObject({ status: 'InProgress' });
     expect(j5).toMatchObject({ status: 'InProgress' });
   });
