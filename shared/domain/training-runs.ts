@@ -286,14 +286,25 @@ const BUSY_WRITE_RETRY = { attempts: 4, baseMs: 1000, maxMs: 8000, jitter: 'full
  */
 export async function requeueBusyRun(c: Pick<ConsoleStore, 'get' | 'update' | 'appendLog'>, tenant: string, job: TrainingRun, why: string, attempt = job._attempt): Promise<boolean> {
   let done = 0;
+  // Once the change was sent, the retry count it held. A change that landed but whose answer was
+  // lost (the client sent it again and its own condition refused that, or an error came back after
+  // it landed) is known by the run counting more retries than that: nothing else counts one of a
+  // run InProgress under this attempt (`deferBusyStart` counts a Queued run's only). Until
+  // 2026-12-07 such a requeue answered false: its trainer found the run moved on and left it
+  // quietly, the run queued again with no line of its log saying so or why.
+  let sent: number | undefined;
+  const landed = (run: TrainingRun | undefined) => sent !== undefined && (run?._busy_retries ?? 0) > sent;
   const requeued = await withRetry(BUSY_WRITE_RETRY, async () => {
     try {
       const run = await c.get<TrainingRun>(tenant, 'job', job.id);
+      if (landed(run)) return { value: true };
       if (run?.status !== 'InProgress' || run._attempt !== attempt) return { value: false };
       done = run._busy_retries ?? 0;
       if (done >= BUSY_RETRIES) return { value: false };
       const queued = { status: 'Queued', progress: 0, started_at: null, task: undefined, storing_version: undefined, _attempt: undefined, _unsent_since: nowSeconds(), _busy_retries: done + 1 };
-      return { value: await c.update(tenant, 'job', job.id, queued, { status: 'InProgress', _attempt: attempt, _busy_retries: run._busy_retries }) };
+      sent = done;
+      if (await c.update(tenant, 'job', job.id, queued, { status: 'InProgress', _attempt: attempt, _busy_retries: run._busy_retries })) return { value: true };
+      return { value: landed(await c.get<TrainingRun>(tenant, 'job', job.id)) };
     } catch (e) {
       return { failure: e, retryable: serviceBusy(e) };
     }

@@ -615,8 +615,9 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
     else if (await c.update(tenant, 'job', id, { status: 'Stopped', finished_at: now() }, { status: 'Stopping', _attempt: attempt }))
       await log(`Stopped; no version was created (it failed as it stopped: ${message})`);
     else {
-      // Neither: the run moved on meanwhile (queued again by a requeue whose answer was lost, ended
-      // by the task sweep or a late delivery). Its log says nothing (until 2026-12-07 it said
+      // Neither: the run moved on meanwhile (ended by the task sweep or a late delivery; a requeue
+      // whose answer was lost is known to have landed, and logged, by requeueBusyRun since
+      // 2026-12-07, which answered false here before). Its log says nothing (until 2026-12-07 it said
       // `Failed: ...` of a run that was not), and its message is done: the run is in other hands
       // (thrown, the last delivery would end a run queued again Failed).
       movedOn(tenant, jobName, message);

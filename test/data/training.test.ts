@@ -1306,6 +1306,9 @@ describe("a run that meets a busy service (throttled after the client's retries)
     expect(await c.get<TrainingRun>(T5, 'job', 1)).toMatchObject({ status: 'Completed', model_version: 1 });
   });
 
+  /** The log line of a run queued again for a busy service, its first retry. */
+  const requeuedLine = /^A service the run needs was busy \(.*\): queued again to start over in a few minutes \(retry 1 of 3;/;
+
   it("whose requeue landed but answered an error (its answer lost) is left Queued for the pass: its log does not say 'Failed', and its message is done", async () => {
     const T6 = 'busy-lost-requeue';
     const { c, events, items, blobs, template } = await twoTastes(T6);
@@ -1328,9 +1331,34 @@ describe("a run that meets a busy service (throttled after the client's retries)
     expect(lost).toBe(true);
     expect(await c.get<TrainingRun>(T6, 'job', 1)).toMatchObject({ status: 'Queued', _busy_retries: 1, error: null });
     expect(await logsOf(c, T6, 1)).not.toMatch(/Failed/);
+    // Its log says it was queued again, and why (until 2026-12-07 it said nothing of it).
+    expect((await logsOf(c, T6, 1)).split('\n').at(-1)).toMatch(requeuedLine);
     expect((await sweep(c, T6)).sent).toEqual(['train-1']);
     await runTraining({ console: c, events, items, blobs }, T6, 'train-1');
     expect(await c.get<TrainingRun>(T6, 'job', 1)).toMatchObject({ status: 'Completed', model_version: 1 });
+  });
+
+  it('whose requeue landed but whose answer was lost (the client sent it again, and its condition refused that) says in its log that it was queued again', async () => {
+    const T = 'busy-lost-requeue-retried';
+    const { c, events, items, blobs, template } = await twoTastes(T);
+    await c.put(T, 'job', job(1, template));
+    let lost = false;
+    const lossy: ConsoleStore = {
+      ...c,
+      async update(tenant, kind, id, set, held) {
+        const done = await c.update(tenant, kind, id, set, held);
+        if (lost || set.status !== 'Queued') return done;
+        lost = true;
+        expect(done).toBe(true);
+        // The answer is the client's retry of the landed write: refused by its condition.
+        return c.update(tenant, kind, id, set, held);
+      },
+    };
+    await runTraining({ console: lossy, events: busyEvents(events, () => true), items, blobs }, T, 'train-1');
+    expect(lost).toBe(true);
+    expect(await c.get<TrainingRun>(T, 'job', 1)).toMatchObject({ status: 'Queued', _busy_retries: 1, error: null });
+    // Until 2026-12-07 the requeue answered false, its trainer found the run moved on, and the log said nothing of it.
+    expect((await logsOf(c, T, 1)).split('\n').at(-1)).toMatch(requeuedLine);
   });
 
   it('whose requeue landed but answered an error, and which was sent and started anew before its trainer gave up the requeue, is left to its new attempt: not ended Failed by the old one', async () => {
