@@ -134,12 +134,25 @@ function fromRow(row: Row): ItemRecord {
   };
 }
 
-const withVector = (row: Row): ItemWithVector => ({
-  ...fromRow(row),
-  vector: vectorOf(row.embedding),
-  ...(row.embedded_ms !== undefined ? { embedded_ms: Number(row.embedded_ms) } : {}),
-  ...(row.first_embedded_ms !== undefined ? { first_embedded_ms: Number(row.first_embedded_ms) } : {}),
-});
+/**
+ * The attribute holding when (ms) the item's first vector of `dims` numbers was saved
+ * (`ItemWithVector.first_embedded_ms`). One per width: a vector of another width (an older
+ * embedding model's) is none to search, and until 2026-12-07 its time, kept in one
+ * `first_embedded_ms` of every width, counted as a vector the item had when it was embedded anew at
+ * the build's width, and later pages of a search scored it with one where the first had not.
+ */
+const firstEmbeddedAttr = (dims: number) => `first_embedded_ms_${dims}`;
+
+const withVector = (row: Row): ItemWithVector => {
+  const vector = vectorOf(row.embedding);
+  const first = vector ? row[firstEmbeddedAttr(vector.length)] : undefined;
+  return {
+    ...fromRow(row),
+    vector,
+    ...(row.embedded_ms !== undefined ? { embedded_ms: Number(row.embedded_ms) } : {}),
+    ...(first !== undefined ? { first_embedded_ms: Number(first) } : {}),
+  };
+};
 
 export function dynamoItemStore(t: TableRef): ItemStore {
   function toRow(tenant: string, item: ItemRecord): Row {
@@ -439,9 +452,9 @@ export function dynamoItemStore(t: TableRef): ItemStore {
           Item.key({ tenant, id }),
           {
             set: { embedding: vectorBytes(vector), embedded_version: contentVersion, embedding_updated_at: now, embedded_ms: ms, ...changedSince.key({ tenant, changed_at: now, id }) },
-            // Kept from the first save on: search's later pages tell by it an item re-embedded since
-            // their first page that had a vector by then (`first_embedded_ms`).
-            setIfAbsent: { first_embedded_ms: ms },
+            // Kept from the first save at this width on: search's later pages tell by it an item
+            // re-embedded since their first page that had a vector by then (`first_embedded_ms`).
+            setIfAbsent: { [firstEmbeddedAttr(vector.length)]: ms },
             remove: [embedPending.pkAttr, embedPending.skAttr, EMBED_REQUEUES],
           },
           { when: (x) => x.and(isStored(x), x.eq('content_version', contentVersion)) },

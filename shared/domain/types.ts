@@ -46,9 +46,10 @@ export interface ItemWithVector extends ItemRecord {
   /** When (ms) the vector was saved, where the table holds it (internal: search's later pages, `Cursor.vectorsAsOf`). */
   embedded_ms?: number | undefined;
   /**
-   * When (ms) the item's first vector was saved, where the table holds it (rows embedded since
-   * 2026-12-07; internal): a later page of a search scores an item re-embedded since its first
-   * page with its current vector when it had one by then that no longer can be read (`hadVectorBy`).
+   * When (ms) the item's first vector of its vector's width was saved, where the table holds it
+   * (rows embedded since 2026-12-07; internal): a later page of a search scores an item re-embedded
+   * since its first page with its current vector when it had one by then that no longer can be
+   * read (`hadVectorBy`). A vector of another width (an older model's) is none, and does not count.
    */
   first_embedded_ms?: number | undefined;
 }

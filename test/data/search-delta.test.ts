@@ -484,6 +484,33 @@ describe('pages of a list while items are created', () => {
     }
   });
 
+  it('nor score on later pages an item whose vector at the first page was of another width (an older embedding model) and that is embedded at the width of the build after it', async () => {
+    for (const mode of ['hybrid', 'semantic'] as const) {
+      const T = `other-width-re-embedded-between-pages-${mode}`;
+      const { deps } = await tents(T, 9, (k) => `${'sturdy '.repeat(k)}shelter, tent pegs included`);
+      // Created since the build, as the tents are, and embedded by a model of another width: no
+      // vector on the first page (semantic: not a hit; hybrid: below the cursor).
+      const [made] = await deps.items.create(T, [{ name: 'Camping tent 9', description: `${'sturdy '.repeat(5)}shelter, tent pegs included` }], nowSeconds());
+      const id = made?.id as number;
+      const cur = await deps.items.getForEmbedding(T, id);
+      await deps.items.saveEmbedding(T, id, cur?.contentVersion as number, new Float32Array(8).fill(0.25), nowSeconds());
+      await new Promise((r) => setTimeout(r, 5));
+      const req = { query: 'tent', mode, filter: NO_FILTER, limit: 3, listOf: `other width ${mode}` };
+      const all = (await runSearch(deps, T, { ...req, limit: 100 })).data.map((h) => String(h.id));
+      const first = await runSearch(deps, T, req);
+      // Embedded at the build's width after the first page: a vector it did not have then. Until
+      // 2026-12-07 (ff98f2f) its first vector's time, of the other width, counted as one it had:
+      // later pages scored it with its new vector, and hits came again or were left out.
+      // A second on: a change stamped in the second of its first save, at the same content version,
+      // is one a view may not tell from it.
+      await new Promise((r) => setTimeout(r, 1100));
+      await embedItem(deps.items, deps.embedder, T, id);
+      const served = await pagedIds(deps, T, req, first, first.next_cursor);
+      expect([...served].sort(), mode).toEqual([...all].sort());
+      if (mode === 'hybrid') expect(served).toEqual(all);
+    }
+  });
+
   it("nor, with a context, when the cursor's last hit is edited since and moves up the list: the next page goes on from the position, not after where that hit stands now", async () => {
     const T = 'edited-context-between-pages';
     const { deps } = await tents(T, 9, (k) => `${'sturdy '.repeat(k)}shelter, tent pegs included`);
