@@ -22,7 +22,15 @@ async function start(dir = dataDir): Promise<{ stack: LocalStack; lines: string[
   // Handlers in a thread of their own: a stack started before in this process left its table
   // client in this thread's module state.
   const stack = await startLocalStack({ dataDir: dir, port: 0, env: { LOCAL_API_THREADS: '1', CONSOLE_BUILD: 'off' }, demo: { size, log } });
-  const logged = (re: RegExp) => (lines.some((l) => re.test(l)) ? Promise.resolve() : new Promise<void>((resolve) => waiters.push({ re, resolve })));
+  // Waited for at most 90 s, then failed with the lines logged: a seed that failed (its line says
+  // why) or went past the line no longer holds the test to its timeout with nothing to read.
+  const logged = (re: RegExp) =>
+    lines.some((l) => re.test(l))
+      ? Promise.resolve()
+      : new Promise<void>((resolve, reject) => {
+          const timer = setTimeout(() => reject(new Error(`no line matching ${re} within 90 s; logged:\n${lines.join('\n')}`)), 90_000);
+          waiters.push({ re, resolve: () => (clearTimeout(timer), resolve()) });
+        });
   return { stack, lines, logged };
 }
 
