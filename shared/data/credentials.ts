@@ -4,9 +4,10 @@ import { Conflict } from '../domain/errors.ts';
 import { scopedCursor } from './cursor.ts';
 import type { TableRef } from './client.ts';
 import { allocateIds } from './counters.ts';
-import { ApiKey, AuditEntry as Audit, Client, Tenant } from './entities.ts';
+import { writtenWithEntry } from './audited-write.ts';
+import { ApiKey, Client, Tenant } from './entities.ts';
 import type { QueryInput } from './entity.ts';
-import { applied, getRow, isNew, isStored, put, queryUpTo, remove, stripKeys, transact, type Row, type TransactWrite } from './ops.ts';
+import { applied, getRow, isNew, isStored, queryUpTo, stripKeys, type Row } from './ops.ts';
 
 /** A tenant's clients and API keys are listed on their `ofTenant` index, by creation time and id. */
 const LISTING_SK = Client.indexes.ofTenant.skAttr;
@@ -20,19 +21,8 @@ const cursors = scopedCursor(/^\d{16}#[A-Za-z0-9_-]+$/, "This cursor is from ano
 type Listing = 'clients' | 'api_keys';
 
 export function dynamoCredentialStore(t: TableRef): CredentialStore {
-  /**
-   * A credential's write, with its audit trail entry in one transaction when there is one (both
-   * written or neither, as a control record's). The credential's write comes first, so its
-   * condition failing is told apart (`transact`).
-   */
-  function written(tenant: string, write: TransactWrite, entry: AuditEntry | undefined): Promise<unknown> {
-    if (entry) return transact(t, [write, { put: { ...Audit.key({ tenant, resource: entry.resource, id: entry.id }), ...entry } }]);
-    if ('put' in write) return put(t, write.put, write.when);
-    if ('remove' in write) return remove(t, write.remove, write.when);
-    throw new Error('a credential is put or removed');
-  }
   async function putNew(tenant: string, item: Row, conflict: () => Error, entry?: AuditEntry): Promise<void> {
-    if (!(await applied(() => written(tenant, { put: item, when: isNew }, entry)))) throw conflict();
+    if (!(await applied(() => writtenWithEntry(t, tenant, { put: item, when: isNew }, entry)))) throw conflict();
   }
   async function get<T>(key: { pk: string; sk: string }): Promise<T | undefined> {
     // Strongly consistent: a client or key deleted a moment ago must not authenticate (the spec:
@@ -49,7 +39,7 @@ export function dynamoCredentialStore(t: TableRef): CredentialStore {
     return { rows: page.map((r) => stripKeys(r) as T), hasMore, cursor: hasMore && last ? cursors.encode(String(last[LISTING_SK]), [tenant, list]) : null };
   }
   function deleteOwned(key: { pk: string; sk: string }, tenant: string, entry: AuditEntry | undefined): Promise<boolean> {
-    return applied(() => written(tenant, { remove: key, when: (x) => x.and(isStored(x), x.eq('tenant', tenant)) }, entry));
+    return applied(() => writtenWithEntry(t, tenant, { remove: key, when: (x) => x.and(isStored(x), x.eq('tenant', tenant)) }, entry));
   }
 
   return {

@@ -1,11 +1,11 @@
-import type { AuditEntry } from '../domain/console-records.ts';
 import type { SynonymSet, SynonymStore } from '../search/synonyms.ts';
 import type { TableRef } from './client.ts';
 import { allocateIds } from './counters.ts';
-import { AuditEntry as Audit, sortId, SynonymSet as Synonyms, SynonymSlot } from './entities.ts';
+import { writtenWithEntry } from './audited-write.ts';
+import { sortId, SynonymSet as Synonyms, SynonymSlot } from './entities.ts';
 import { Conflict } from '../domain/errors.ts';
 import { withRetry, type RetryPolicy } from '../retry.ts';
-import { applied, getRow, isStored, put, queryPage, queryUpTo, remove, stripKeys, transact, type Row, type TransactWrite } from './ops.ts';
+import { applied, getRow, isStored, queryPage, queryUpTo, stripKeys, type Row, type TransactWrite } from './ops.ts';
 import { placesOf } from './places.ts';
 import { removedRecords } from './removed.ts';
 
@@ -33,18 +33,6 @@ export async function synonymSetsOf(t: TableRef, tenant: string): Promise<Synony
   return (await queryUpTo(t, ofTenant(tenant), Infinity)).map(fromRow);
 }
 
-/**
- * A set's write, with its audit trail entry in one transaction when there is one (both written or
- * neither, as a control record's: a change that failed and is sent again is written then, with its
- * one entry). The set's write comes first, so its condition failing is told apart (`transact`).
- */
-function written(t: TableRef, tenant: string, write: TransactWrite, entry: AuditEntry | undefined): Promise<unknown> {
-  if (entry) return transact(t, [write, { put: { ...Audit.key({ tenant, resource: entry.resource, id: entry.id }), ...entry } }]);
-  if ('put' in write) return put(t, write.put, write.when);
-  if ('remove' in write) return remove(t, write.remove, write.when);
-  throw new Error('a synonym set is put or removed');
-}
-
 /** A tenant's sets within MAX_SYNONYM_SETS: each holds one of the tenant's places (shared/data/places.ts). */
 const synonymPlaces = (t: TableRef) =>
   placesOf(t, {
@@ -62,7 +50,7 @@ export function dynamoSynonymStore(t: TableRef): SynonymStore {
     // The control records' counter (shared/data/console.ts): one trail, its ids in the order taken.
     auditId: (tenant) => allocateIds(t, tenant, 'audit', 1),
 
-    create: (tenant, s, cap, entry) => places.create(tenant, s.id, cap, async () => void (await written(t, tenant, { put: { ...key(tenant, s.id), ...s } }, entry))),
+    create: (tenant, s, cap, entry) => places.create(tenant, s.id, cap, async () => void (await writtenWithEntry(t, tenant, { put: { ...key(tenant, s.id), ...s } }, entry))),
 
     async get(tenant, id) {
       const r = await getRow(t, key(tenant, id), { consistent: true });
@@ -90,7 +78,7 @@ export function dynamoSynonymStore(t: TableRef): SynonymStore {
         if (s === cur) return { value: cur };
         const entry = await audit?.('update', cur, s);
         const write: TransactWrite = { put: { ...key(tenant, id), ...s, rev: (rev ?? 0) + 1 }, when: (x) => x.and(isStored(x), ...x.fields({ rev })) };
-        const stored = await applied(() => written(t, tenant, write, entry));
+        const stored = await applied(() => writtenWithEntry(t, tenant, write, entry));
         return stored ? { value: s } : { failure: new Conflict('changed_meanwhile', `Synonym set ${id} kept changing meanwhile; retry.`), retryable: true };
       }),
 
@@ -105,7 +93,7 @@ export function dynamoSynonymStore(t: TableRef): SynonymStore {
         await removed.keep(tenant, id, row);
         const entry = await audit?.('delete', fromRow(row), null);
         const write: TransactWrite = { remove: key(tenant, id), when: (x) => x.and(isStored(x), ...x.fields({ rev })) };
-        if (!(await applied(() => written(t, tenant, write, entry)))) {
+        if (!(await applied(() => writtenWithEntry(t, tenant, write, entry)))) {
           return { failure: new Conflict('changed_meanwhile', `Synonym set ${id} kept changing meanwhile; retry.`), retryable: true };
         }
         await places.release(tenant, id);
