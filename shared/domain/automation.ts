@@ -8,7 +8,7 @@ import type { ConsoleRecord, ConsoleStore } from './console-records.ts';
 import { findEndpoint, keptByName } from './endpoints.ts';
 import { promotionEntry, promotionOf, type ModelVersion, type Promotion } from './model-versions.ts';
 import { scheduleSeconds, type Template } from './templates.ts';
-import { trainingRunId, trainingRunName, queueRun, type TrainingRun, WORKER_RUN_LOST_SECONDS } from './training-runs.ts';
+import { ACTIVE_STATUSES, trainingRunId, trainingRunName, queueRun, type TrainingRun, WORKER_RUN_LOST_SECONDS } from './training-runs.ts';
 
 /*
  * Training that runs itself: a template's schedule starts runs from the maintenance pass, and
@@ -227,7 +227,7 @@ export async function decideLeftPromotions(c: ConsoleStore, tenant: string, now:
     if (performance.now() >= until) break;
     if (now - due.at < PROMOTION_REVISIT_SECONDS) continue;
     const run = await c.get<TrainingRun>(tenant, 'job', due.id);
-    if (run && (run.status === 'Queued' || run.status === 'InProgress' || run.status === 'Stopping')) continue;
+    if (run && ACTIVE_STATUSES.has(run.status)) continue;
     const version = run?.status === 'Completed' ? run.model_version : null;
     try {
       const undecided = version !== null && !(await c.get<ModelVersion>(tenant, 'model', version))?.promotion;

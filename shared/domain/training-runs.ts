@@ -200,7 +200,7 @@ export async function getTrainingRun(c: ConsoleStore, tenant: string, name: stri
 }
 export const trainingRunResource = async (c: ConsoleStore, tenant: string, name: string) => trainingRunView(await getTrainingRun(c, tenant, name));
 /** The statuses of runs waiting or running: those `ConsoleStore.activeRunsIn` reads. */
-const ACTIVE_STATUSES: ReadonlySet<TrainingRunStatus> = new Set(['Queued', 'InProgress', 'Stopping']);
+export const ACTIVE_STATUSES: ReadonlySet<TrainingRunStatus> = new Set(['Queued', 'InProgress', 'Stopping']);
 
 /**
  * Newest first; `starting_after` names the last run of the page before (its `job_name`); with
@@ -467,7 +467,7 @@ export async function endUndeliveredRun(c: Pick<ConsoleStore, 'get' | 'update' |
  */
 export async function trainingRunLogs(c: ConsoleStore, tenant: string, name: string, cursor: string | undefined, limit: number) {
   const j = await getTrainingRun(c, tenant, name);
-  const running = j.status === 'Queued' || j.status === 'InProgress' || j.status === 'Stopping';
+  const running = ACTIVE_STATUSES.has(j.status);
   const page = await c.logs(tenant, j.id, cursor, limit);
   return { job_name: name, lines: page.lines, next_cursor: page.cursor ?? (running ? page.end : null) };
 }

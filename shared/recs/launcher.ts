@@ -15,6 +15,7 @@ import { AwsClient, AwsHttpError } from '../aws/signed-fetch.ts';
 import { config, type TrainingTaskSettings } from '../config.ts';
 import type { ConsoleStore } from '../domain/console-records.ts';
 import {
+  ACTIVE_STATUSES,
   deferBusyStart,
   endInterruptedRun,
   sendRun,
@@ -434,7 +435,7 @@ export async function sweepTaskRuns(
       if (status === 'Completed') await deps.decide(tenant, job.job_name);
       continue;
     }
-    if (!claim?.ref || claim.runner !== taskRunner.runner || !ACTIVE.has(job.status)) continue;
+    if (!claim?.ref || claim.runner !== taskRunner.runner || !ACTIVE_STATUSES.has(job.status)) continue;
     const state = await taskRunner.inspect(claim.ref);
     if (state.state === 'running' || (state.state === 'gone' && now - claim.claimed_at < TASK_SWEEP_GRACE_SECONDS)) continue;
     // Read again: the task may have ended the run just before it stopped, or given it up (queued
@@ -442,7 +443,7 @@ export async function sweepTaskRuns(
     // exited; the run is then waiting to be sent again, or already another task's. Only a run still
     // this task's is ended (until 2026-12-07 such a run was ended Failed as its old task stopped).
     const fresh = await c.get<TrainingRun>(tenant, 'job', job.id);
-    if (!fresh || !ACTIVE.has(fresh.status) || fresh.task?.ref !== claim.ref) continue;
+    if (!fresh || !ACTIVE_STATUSES.has(fresh.status) || fresh.task?.ref !== claim.ref) continue;
     const status = await endInterruptedRun(c, tenant, fresh, `its training task stopped: ${state.reason}`);
     if (!status) continue;
     ended.push(job.job_name);
@@ -458,7 +459,6 @@ export async function sweepTaskRuns(
  * sweep passes over Completed runs): until 2026-12-04 such a version never got its `promotion`.
  */
 export type DecideRun = (tenant: string, jobName: string) => Promise<unknown>;
-const ACTIVE: ReadonlySet<TrainingRun['status']> = new Set(['Queued', 'InProgress', 'Stopping']);
 
 /**
  * The local stack's start: its queues live in memory, so the training messages of a previous
@@ -471,7 +471,7 @@ export async function recoverLocalRuns(deps: { console: Pick<ConsoleStore, 'page
   const done: string[] = [];
   const queued: string[] = [];
   for await (const job of eachRun(deps.console, tenant)) {
-    if (!ACTIVE.has(job.status) || job.task?.ref) continue;
+    if (!ACTIVE_STATUSES.has(job.status) || job.task?.ref) continue;
     if (job.status === 'Queued') queued.unshift(job.job_name);
     else {
       const ended = await endInterruptedRun(deps.console, tenant, job, 'the local server stopped while it ran');
