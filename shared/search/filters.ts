@@ -5,8 +5,11 @@ import { firstAtLeast } from './analyze.ts';
 import { KEPT, rowsByCode, rowsByNumber, type ColumnCache } from './columns.ts';
 import { ASK, FAILS, NO_FILTER, PASSES, type DocFilter, type SearchDoc } from './types.ts';
 
-/** Whether a field's value is `want`, or holds it when the field is a list (as clause `eq` matches). */
-const holds = (v: Json | undefined, want: Json) => v === want || (Array.isArray(v) && v.includes(want));
+/**
+ * Whether a field's value is `want`, or holds it when the field is a list (as clause `eq` matches;
+ * recommendations' `category` matches so too).
+ */
+export const holds = (v: Json | undefined, want: Json) => v === want || (Array.isArray(v) && v.includes(want));
 const anyOf = (want: string | string[]) => (v: Json | undefined) => (Array.isArray(want) ? want : [want]).some((w) => holds(v, w));
 
 /** The Core search filters (api-decisions): the shorthand object or a list of clauses, as a predicate over documents. */

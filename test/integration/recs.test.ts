@@ -200,6 +200,21 @@ describe('recommendations before any model', () => {
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     expect(ids(r)).toEqual([created.body.id]);
   });
+
+  it('category matches an item whose metadata.category is a list holding it, as search filters and max_per_category read a list', async () => {
+    const listed = await t.demo.core('POST', '/v1/items', { name: 'item of two categories', metadata: { category: ['tents-list', 'stoves-list'] } });
+    const single = await t.demo.core('POST', '/v1/items', { name: 'item of one category', metadata: { category: 'tents-list' } });
+    expect([listed.status, single.status]).toEqual([201, 201]);
+    // Until 2026-12-07 only the string category matched: the list's item was never recommended under it.
+    const tents = await recs('user_id=stranger&category=tents-list');
+    expect(tents.status, JSON.stringify(tents.body)).toBe(200);
+    expect(ids(tents).sort()).toEqual([listed.body.id, single.body.id].sort());
+    expect(ids(await recs('user_id=stranger&category=stoves-list'))).toEqual([listed.body.id]);
+    // Nor the list itself's text, nor a part of an element.
+    expect(ids(await recs('user_id=stranger&category=tents'))).toEqual([]);
+    // The item listing's category index holds string categories only (docs/api.md): it lists the string's item alone.
+    expect((await t.demo.core('GET', '/v1/items?category=tents-list')).body.data.map((x: { id: string }) => x.id)).toEqual([single.body.id]);
+  });
 });
 
 describe('training runs and versions', () => {
