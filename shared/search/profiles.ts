@@ -4,7 +4,7 @@ import type { PreparedDelta } from './delta.ts';
 import { HashingEmbedding, normalize } from './embedding.ts';
 import type { SearchIndex } from './engine.ts';
 import { idfOf } from './bm25f.ts';
-import { addDocVectors, builtVectorAsOf } from './vectors.ts';
+import { addDocVectors, builtVectorAsOf, hadVectorBy } from './vectors.ts';
 import { currentVersion } from './catalog.ts';
 import type { SearchDeps } from './views.ts';
 import { catalogItemId } from '../domain/item-ids.ts';
@@ -50,13 +50,16 @@ export function profileOf(index: SearchIndex, delta: PreparedDelta, events: read
   // later page, one whose vector was saved after its first page's (`vectorsAsOf`: until
   // 2026-12-05 such a vector moved the taste, and every score, between pages) adds the build's
   // vector of it when that one was saved by then (re-embedded since: the one the first page's
-  // taste held; until 2026-12-07 none), else nothing.
+  // taste held; until 2026-12-07 none), else its own when it had one by then (`hadVectorBy`:
+  // created or first embedded since the build, the first page's vector overwritten; until
+  // 2026-12-07 none, as ranking scores it since ff98f2f), else nothing.
   const docs = recent.map((e) => {
     const id = catalogItemId(e.item_id);
     const d = id === undefined ? undefined : currentVersion(index, delta, id);
     if (!d || vectorsAsOf === undefined || vectorSavedMs(d) <= vectorsAsOf) return d;
     const row = builtVectorAsOf(index, d.id, vectorsAsOf);
-    return row === undefined ? undefined : index.docs[row];
+    if (row !== undefined) return index.docs[row];
+    return hadVectorBy(d, vectorsAsOf) ? d : undefined;
   });
   return addDocVectors(
     index,

@@ -35,13 +35,17 @@ export const hadVectorBy = (d: SearchDoc, asOf: number): boolean => d.first_embe
 /**
  * `rowIn` as a later page of a search sees it (`Cursor.vectorsAsOf`): a vector saved after
  * `asOf` (ms) is none, and the build's vector of the item stands for it when that one was saved
- * by then (`builtVectorAsOf`), as ranking scores it (rank.ts `withoutVectorsSince`).
+ * by then (`builtVectorAsOf`), else its own when it had one by then (`hadVectorBy`: created or
+ * first embedded since the build, that vector overwritten), as ranking scores it (rank.ts
+ * `withoutVectorsSince`). Until 2026-12-07 such an item had none here: diversity compared it, on
+ * later pages only, as similar to nothing, and moved it across the positions served.
  */
 function rowAsOf(index: SearchIndex, delta: PreparedDelta, d: SearchDoc, asOf: number): VectorRow | undefined {
   const at = rowIn(index, delta, d);
   if (!at || vectorSavedMs(d) <= asOf) return at;
   const row = builtVectorAsOf(index, d.id, asOf);
-  return row === undefined ? undefined : index.vectorRow(row);
+  if (row !== undefined) return index.vectorRow(row);
+  return hadVectorBy(d, asOf) ? at : undefined;
 }
 
 /** Whether the catalog keeps an int8 vector for `d` (its build's or its delta's current version). */

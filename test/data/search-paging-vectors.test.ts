@@ -14,7 +14,7 @@ import { buildIndex, embedItem } from '../../shared/search/indexer.ts';
 import { runSearch } from '../../shared/search/service.ts';
 import { SEARCH_SETTINGS } from '../../shared/search/settings.ts';
 import { tenantView } from '../../shared/search/views.ts';
-import { nowMs, setClock } from '../../shared/clock.ts';
+import { nowMs, nowSeconds, setClock } from '../../shared/clock.ts';
 import { NO_FILTER } from '../../shared/search/engine.ts';
 import { testTable, type TestTable } from '../helpers/table.ts';
 
@@ -66,6 +66,19 @@ async function builtAndLate(base: ReturnType<typeof fixture>, T: string) {
     Array.from({ length: 3 }, (_, k) => ({ name: `Tent ${k}`, description: 'tent tent tent, the tent' })),
     Math.floor(Date.now() / 1000),
   );
+}
+
+/**
+ * Item `id` given a price and the edit undone, then embedded anew: its vector of before, saved now
+ * (a later page's view tells it from the first page's only by when it was saved). A second on
+ * first: a view takes a change stamped in the second of the version it holds for that version.
+ */
+async function reEmbedAsItWas(base: ReturnType<typeof fixture>, T: string, id: number) {
+  await sleep(1100);
+  const before = (await base.items.getForEmbedding(T, id))?.item.metadata ?? {};
+  await base.items.update(T, id, { metadata: { ...before, price: 129 } }, Math.floor(Date.now() / 1000));
+  await base.items.update(T, id, { metadata: before }, Math.floor(Date.now() / 1000));
+  expect(await embedItem(base.items, base.embedder, T, id)).toBe('embedded');
 }
 
 const encode = (v: unknown[]) => Buffer.from(JSON.stringify(v)).toString('base64url');
@@ -196,6 +209,69 @@ describe('pages while vectors land', () => {
     await base.items.update(T, liked, { metadata: { price: 129 } }, Math.floor(Date.now() / 1000));
     await sleep(20);
     await embedItem(base.items, base.embedder, T, liked);
+    const served = await withSettings({ deltaTtlMs: 0 }, () => pageAll(deps, T, req, first));
+    expect(served).toEqual(all);
+  });
+
+  it("the user's taste on a later page keeps a vector of an item of their events created since the build and re-embedded after the first page (its current one)", async () => {
+    const T = 'taste-created-re-embedded';
+    const base = fixture();
+    const now = Math.floor(Date.now() / 1000) - 5;
+    const made = await base.items.create(
+      T,
+      [...tents(8), ...Array.from({ length: 8 }, (_, k) => ({ name: `Tent for the garden ${k}`, description: `${'garden '.repeat(k)} tent for a party in the garden` }))],
+      now,
+    );
+    for (const i of made) await embedItem(base.items, base.embedder, T, i.id);
+    await buildIndex(base.items, base.blobs, base.embedder.dimensions, T, now + 1);
+    // The user viewed a garden party marquee created since the build and embedded before the
+    // first page (in the delta with its vector): the first page's taste.
+    const [created] = await base.items.create(T, [{ name: 'Garden party marquee', description: 'garden garden garden party marquee' }], Math.floor(Date.now() / 1000));
+    const liked = created?.id as number;
+    await embedItem(base.items, base.embedder, T, liked);
+    const ev: NewEvent = { type: 'view', user_id: 'u1', item_id: String(liked), context_id: null, session_id: null, request_id: null, placement: null, extra: {} };
+    await db.stores.events.append(T, [ev], Math.floor(Date.now() / 1000));
+    await sleep(20);
+    const deps = base;
+    const user = { id: 'u1', erased: Promise.resolve(undefined) };
+    // Browsing orders by the taste alone; a query's hybrid scores weigh it.
+    for (const [label, query, mode] of [
+      ['browse', '', 'hybrid'],
+      ['hybrid', 'tent', 'hybrid'],
+    ] as const) {
+      const req: Req = { query, mode, filter: NO_FILTER, limit: 3, listOf: `t-${label}`, user };
+      const all = (await withSettings({ deltaTtlMs: 0 }, () => runSearch(deps, T, { ...req, limit: 100 }))).data.map((h) => String(h.id));
+      const first = await withSettings({ deltaTtlMs: 0 }, () => runSearch(deps, T, req));
+      // Given a price after the first page and the edit undone, then embedded anew: the vector the
+      // first page's taste held, saved since (the build holds none of the item). Until 2026-12-07
+      // later pages' taste left it out (the user's taste was then none), and every score moved
+      // between pages.
+      await reEmbedAsItWas(base, T, liked);
+      const served = await withSettings({ deltaTtlMs: 0 }, () => pageAll(deps, T, req, first));
+      expect(served, label).toEqual(all);
+    }
+  });
+
+  it('diversity on a later page compares an item created since the build and re-embedded after the first page by its current vector, not as one without a vector', async () => {
+    const T = 'diversity-created-re-embedded';
+    const base = fixture();
+    const now = Math.floor(Date.now() / 1000) - 5;
+    const made = await base.items.create(T, tents(9), now);
+    for (const i of made) await embedItem(base.items, base.embedder, T, i.id);
+    await buildIndex(base.items, base.blobs, base.embedder.dimensions, T, now + 1);
+    // Created since the build, embedded before the first page: in the delta with its vector.
+    const [created] = await base.items.create(T, [{ name: 'Camping tent 9', description: `${'sturdy '.repeat(4)}shelter, tent pegs included` }], Math.floor(Date.now() / 1000));
+    const id = created?.id as number;
+    await embedItem(base.items, base.embedder, T, id);
+    await sleep(20);
+    const deps = base;
+    const plan = { contextId: 1, at: nowSeconds(), rules: [], controls: { diversity: 0.9 }, assignment: null };
+    const req: Req = { query: 'tent', mode: 'keyword', filter: NO_FILTER, limit: 3, listOf: 'diverse-created', plan };
+    const all = (await withSettings({ deltaTtlMs: 0 }, () => runSearch(deps, T, { ...req, limit: 100 }))).data.map((h) => String(h.id));
+    const first = await withSettings({ deltaTtlMs: 0 }, () => runSearch(deps, T, req));
+    // Its vector of the first page saved anew after it. Until 2026-12-07 later pages compared it as
+    // an item without a vector (similar to none), which diversity moved across the positions.
+    await reEmbedAsItWas(base, T, id);
     const served = await withSettings({ deltaTtlMs: 0 }, () => pageAll(deps, T, req, first));
     expect(served).toEqual(all);
   });
