@@ -12,7 +12,7 @@ export function controlDepsOf(s: { console: ConsoleStore; events: EventStore }):
   return {
     config: (tenant) => s.console.controlConfig(tenant),
     contextExists: async (tenant, id) => (await s.console.get(tenant, 'context', id)) !== undefined,
-    userEvents: (tenant, userId, limit, below) => s.events.recentByUser(tenant, userId, limit, undefined, below),
+    userEvents: (tenant, userId, limit, below, pages) => s.events.recentByUserWithin(tenant, userId, limit, below, pages),
     // The read recommendations make (the marker's key, shared by a container's concurrent requests).
     erasedUser: (tenant, userId) => erasedUser(s.console, tenant, userId),
   };

@@ -28,6 +28,15 @@ export const SEGMENT_EVENTS = 500;
  * older ones may still be in its window) reads SEGMENT_EVENTS.
  */
 export const SEGMENT_FIRST_READ = 100;
+/**
+ * The Query pages (each at most 1 MB of whole events) each read of a user's events for segments
+ * reads at most: the latest SEGMENT_EVENTS of up to some 4 KB each as stored, at most 2 MB a read
+ * and 4 MB an evaluation (the first read and SEGMENT_EVENTS). A user whose events are larger has
+ * membership decided on those 2 MB of them. Until 2026-12-07 unbounded: 500 events of 32 KB were
+ * 16 pages (16 MB, some 2,000 read units) read one after another on every request of that user
+ * naming a context with a segment, and 100 of them 4 more.
+ */
+export const SEGMENT_PAGES = 2;
 
 /** The largest `min_count` of a definition. */
 const maxCount = (def: SegmentDefinition): number => ('all' in def ? Math.max(...def.all.map(maxCount)) : 'any' in def ? Math.max(...def.any.map(maxCount)) : def.min_count);
@@ -37,8 +46,11 @@ export interface ControlDeps {
   config(tenant: string): Promise<ControlConfig>;
   /** Whether the tenant has this context (contexts made before the control plane have no marker in the config). */
   contextExists(tenant: string, id: number): Promise<boolean>;
-  /** The user's latest events, newest first (`below`: only those with a smaller id). */
-  userEvents(tenant: string, userId: string, limit: number, below?: number): Promise<RecentEvent[]>;
+  /**
+   * The user's latest events, newest first (`below`: only those with a smaller id), of at most
+   * `pages` Query pages; `cut`: it stopped there, fewer than `limit` read though the user may have more.
+   */
+  userEvents(tenant: string, userId: string, limit: number, below: number | undefined, pages: number): Promise<{ events: RecentEvent[]; cut: boolean }>;
   /**
    * The user's erasure marker (shared/domain/erasure.ts), or undefined when never erased, as
    * recommendations read it (`erasedUser`: a read that began after the call, shared by concurrent
@@ -259,16 +271,18 @@ export async function planFor(
     const involved = cfg.segments.filter((s) => segmentIds.has(s.id));
     const first = Math.min(SEGMENT_FIRST_READ, Math.max(10, 4 * Math.max(0, ...involved.map((s) => maxCount(s.definition)))));
     const below = opts.eventsBelow;
-    const [firstRead, marker] = await Promise.all([deps.userEvents(tenant, userId, first, below), opts.erased ?? deps.erasedUser(tenant, userId)]);
+    const [firstRead, marker] = await Promise.all([deps.userEvents(tenant, userId, first, below, SEGMENT_PAGES), opts.erased ?? deps.erasedUser(tenant, userId)]);
     const kept = withoutErased(marker);
     let raw = firstRead;
-    let read = kept(raw);
+    let read = kept(raw.events);
     let limit = first;
-    if (raw.length === first && involved.some((s) => decides(s.definition, read, now, false) === undefined)) {
-      raw = await deps.userEvents(tenant, userId, (limit = SEGMENT_EVENTS), below);
-      read = kept(raw);
+    // A first read cut at its pages (fewer than `first`) reads no more: a longer one would stop at the same events.
+    if (raw.events.length === first && involved.some((s) => decides(s.definition, read, now, false) === undefined)) {
+      raw = await deps.userEvents(tenant, userId, (limit = SEGMENT_EVENTS), below, SEGMENT_PAGES);
+      read = kept(raw.events);
     }
-    events = { events: [...read], all: raw.length < limit, ...(below === undefined ? {} : { below }) };
+    // All the user's events only when the read ended before `limit` at the end of them, not at its pages.
+    events = { events: [...read], all: raw.events.length < limit && !raw.cut, ...(below === undefined ? {} : { below }) };
     members = new Set(involved.filter((s) => isMember(s.definition, read, now)).map((s) => s.id));
   }
   const applies = (segment: number | null) => segment === null || members.has(segment);

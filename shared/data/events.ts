@@ -68,6 +68,30 @@ const toRecent = (row: Row): RecentEvent => ({ id: Number(row.id), item_id: Stri
 
 export function dynamoEventStore(t: TableRef): EventStore {
   const issuedThrough = async (tenant: string) => Number((await getRow(t, Counter.key({ tenant, counter: 'event' }), { consistent: true }))?.value ?? 0);
+  /**
+   * A user's latest events (`recentByUser`); `cut`: the read stopped after `pages` pages with fewer
+   * than `limit` and the user's index partition not at its end (more may be there).
+   */
+  async function recentOf(tenant: string, userId: string, limit: number, afterId: number | undefined, below: number | undefined, pages: number): Promise<{ events: RecentEvent[]; cut: boolean }> {
+    const range = afterId ? { gt: sortId(afterId) } : below !== undefined ? { lt: sortId(below) } : undefined;
+    // Page after page until `limit`: a Query answers at most 1 MB of the rows it reads (whole
+    // events, the index projecting them all; up to 32 KB each), whatever it projects. One page
+    // was read until 2026-12-07, so a user's latest 100 events of 12 KB each answered about 85,
+    // and 5,000 events of over 210 bytes each (a row's keys and fields) fewer than 5,000: items
+    // interacted with past them came back, and a short read was taken for all of the user's
+    // events (segments). At most `pages` of them: 5,000 events of 32 KB are 160 pages (160 MB,
+    // some 20,000 read units) read one after another.
+    const input: QueryInput = { ...refine(byUser.query({ tenant, user_id: userId }, range), { project: RECENT }), ScanIndexForward: false };
+    const out: RecentEvent[] = [];
+    let start: Row | undefined;
+    for (let n = 0; n < pages && out.length < limit; n++) {
+      const page = await queryPage(t, { ...input, Limit: limit - out.length, ExclusiveStartKey: start });
+      for (const row of page.items) out.push(toRecent(row));
+      start = page.lastKey;
+      if (!start) break;
+    }
+    return { events: out, cut: start !== undefined && out.length < limit };
+  }
   return {
     async append(tenant: string, events: NewEvent[], now: number, ids?: IdPlan, leaveOut?: ReadonlySet<string>): Promise<EventRecord[]> {
       const first = await idsFor(t, tenant, 'event', events.length, ids);
@@ -117,24 +141,11 @@ export function dynamoEventStore(t: TableRef): EventStore {
     },
 
     async recentByUser(tenant: string, userId: string, limit: number, afterId?: number, below?: number, pages = Infinity): Promise<RecentEvent[]> {
-      const range = afterId ? { gt: sortId(afterId) } : below !== undefined ? { lt: sortId(below) } : undefined;
-      // Page after page until `limit`: a Query answers at most 1 MB of the rows it reads (whole
-      // events, the index projecting them all; up to 32 KB each), whatever it projects. One page
-      // was read until 2026-12-07, so a user's latest 100 events of 12 KB each answered about 85,
-      // and 5,000 events of over 210 bytes each (a row's keys and fields) fewer than 5,000: items
-      // interacted with past them came back, and a short read was taken for all of the user's
-      // events (segments). At most `pages` of them: 5,000 events of 32 KB are 160 pages (160 MB,
-      // some 20,000 read units) read one after another.
-      const input: QueryInput = { ...refine(byUser.query({ tenant, user_id: userId }, range), { project: RECENT }), ScanIndexForward: false };
-      const out: RecentEvent[] = [];
-      let start: Row | undefined;
-      for (let n = 0; n < pages && out.length < limit; n++) {
-        const page = await queryPage(t, { ...input, Limit: limit - out.length, ExclusiveStartKey: start });
-        for (const row of page.items) out.push(toRecent(row));
-        start = page.lastKey;
-        if (!start) break;
-      }
-      return out;
+      return (await recentOf(tenant, userId, limit, afterId, below, pages)).events;
+    },
+
+    recentByUserWithin(tenant: string, userId: string, limit: number, below: number | undefined, pages: number): Promise<{ events: RecentEvent[]; cut: boolean }> {
+      return recentOf(tenant, userId, limit, undefined, below, pages);
     },
 
     async latest(tenant: string, limit: number, below?: number): Promise<RecentEvent[]> {

@@ -216,6 +216,11 @@ export interface EventStore {
    */
   recentByUser(tenant: string, userId: string, limit: number, afterId?: number, below?: number, pages?: number): Promise<RecentEvent[]>;
   /**
+   * `recentByUser` (before `below` when given) of at most `pages` Query pages, saying whether it
+   * stopped there (`cut`): fewer than `limit` read though the user may have more.
+   */
+  recentByUserWithin(tenant: string, userId: string, limit: number, below: number | undefined, pages: number): Promise<{ events: RecentEvent[]; cut: boolean }>;
+  /**
    * The tenant's latest events across every write shard, newest (highest id) first, up to
    * `limit`: only their id, item, type and creation time. With `below`, those with a lower id,
    * read consistently.

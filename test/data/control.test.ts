@@ -2,7 +2,9 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { nowSeconds } from '../../shared/clock.ts';
 import { createRule, createSegment, createExperiment, deleteSegment, getSegment, updateExperiment, updateRule, updateSegment, getRule } from '../../shared/control/records.ts';
 import { refreshSegmentSizes } from '../../shared/control/segment-size.ts';
-import { planFor, type ControlDeps, type ServingPlan } from '../../shared/control/serving.ts';
+import { latestFromPlan, planFor, SEGMENT_EVENTS, SEGMENT_PAGES, type ControlDeps, type ServingPlan } from '../../shared/control/serving.ts';
+import { controlDepsOf } from '../../shared/control/deps.ts';
+import { dynamoEventStore } from '../../shared/data/events.ts';
 import { STARTING_SECONDS, type Experiment, type Segment } from '../../shared/control/types.ts';
 import { dynamoConsoleStore } from '../../shared/data/console.ts';
 import type { AuditEntry, Audited, ConsoleRecord, ConsoleStore } from '../../shared/domain/console-records.ts';
@@ -494,7 +496,7 @@ describe('races between changes', () => {
     const c = db.stores.console;
     const T = 'race-serve';
     const { ctx, a, b } = await twoDrafts(c, T);
-    const deps: ControlDeps = { config: (t) => c.controlConfig(t), contextExists: async () => true, userEvents: async () => [], erasedUser: async () => undefined };
+    const deps: ControlDeps = { config: (t) => c.controlConfig(t), contextExists: async () => true, userEvents: async () => ({ events: [], cut: false }), erasedUser: async () => undefined };
     const now = () => Math.floor(Date.now() / 1000);
     let plan: ServingPlan | undefined;
     // A's start is written; B's start lands meanwhile (and holds); a request is planned before A looks again and undoes itself.
@@ -681,5 +683,55 @@ describe('segment size estimates', () => {
     };
     expect(await refreshSegmentSizes({ console: c, events: reader }, T, NOW, { events: 10 })).toBe(0);
     expect((await c.get<StoredSegment>(T, 'segment', seg.id))?.size_estimate).toBeNull();
+  });
+});
+
+describe("segment membership's read of a user's events", () => {
+  it('reads at most SEGMENT_PAGES Query pages a read, and a read cut there is not all of the user', async () => {
+    const T = 'segment-pages';
+    const NOW = nowSeconds();
+    // 80 views of about 30 KB each (events may be 32 KB): some 2.4 MB, 3 Query pages of 1 MB.
+    const big = 'x'.repeat(30_000);
+    const view = (k: number): NewEvent => ({ type: 'view', user_id: 'heavy', item_id: String(k), context_id: null, session_id: null, request_id: null, placement: null, extra: { note: big } });
+    const views = Array.from({ length: 80 }, (_, k) => view(k));
+    for (let k = 0; k < views.length; k += 20) await db.stores.events.append(T, views.slice(k, k + 20), NOW - 60);
+    let queries = 0;
+    const signed = { ...db.table.signed, query: (input: Parameters<typeof db.table.signed.query>[0]) => (queries++, db.table.signed.query(input)) };
+    const events = dynamoEventStore({ ...db.table, signed });
+    const segment = {
+      id: 9,
+      name: 'buyers',
+      description: '',
+      definition: { event_type: 'purchase', min_count: 3, within_days: 30 },
+      size_estimate: null,
+      size_computed_at: null,
+      created: 1,
+      updated_at: 1,
+    };
+    const base = controlDepsOf({ console: db.stores.console, events });
+    const deps: ControlDeps = {
+      ...base,
+      config: async () => ({ rules: [rule(1, { segment_id: 9 })], segments: [segment], experiments: [], rerank: [], contexts: [1] }),
+    };
+    // The first 12 (4 x min_count) cannot decide it (no purchase among them, all in the window):
+    // the latest SEGMENT_EVENTS are read, at most SEGMENT_PAGES pages of them. Until 2026-12-07
+    // every page to the 500th event: 3 pages here, 16 (16 MB) for 500 events of 32 KB.
+    const plan = await planFor(deps, T, 1, 'heavy', NOW);
+    expect(plan.rules).toEqual([]);
+    // The first read's page, and SEGMENT_PAGES (2) of the second.
+    expect(queries).toBe(3);
+    expect(SEGMENT_PAGES).toBe(2);
+    const read = plan.userEvents?.events.length ?? 0;
+    expect(read).toBeGreaterThan(12);
+    expect(read).toBeLessThan(80);
+    // Cut at its pages: not all of the user's events (callers read their own instead of taking these for all).
+    expect(plan.userEvents?.all).toBe(false);
+    expect(latestFromPlan(plan, SEGMENT_EVENTS)).toBeUndefined();
+    // A user whose events fit: all of them, in one page.
+    await db.stores.events.append(T, [{ ...view(1), user_id: 'light', extra: {} }], NOW - 60);
+    queries = 0;
+    const light = await planFor(deps, T, 1, 'light', NOW);
+    expect(light.userEvents).toMatchObject({ all: true, events: [expect.objectContaining({ item_id: '1' })] });
+    expect(queries).toBe(1);
   });
 });

@@ -438,7 +438,7 @@ describe('the plan of a context', () => {
         return cfg;
       },
       contextExists: async () => exists,
-      userEvents: async () => events,
+      userEvents: async () => ({ events, cut: false }),
       erasedUser: async () => undefined,
     };
     return d;
@@ -583,7 +583,7 @@ describe('the plan of a context', () => {
     const traced = (c: ControlConfig, events: RecentEvent[]): ControlDeps => ({
       config: async () => c,
       contextExists: async () => false,
-      userEvents: async () => (order.push('read'), events),
+      userEvents: async () => (order.push('read'), { events, cut: false }),
       erasedUser: async () => undefined,
     });
     const rules = [rule({ id: 1, context_id: 1, segment_id: 9 })];
@@ -624,7 +624,7 @@ describe('the plan of a context', () => {
     const reading = (c: ControlConfig): ControlDeps => ({
       config: async () => c,
       contextExists: async () => false,
-      userEvents: async (_t, _u, limit) => (limits.push(limit), many.slice(0, limit)),
+      userEvents: async (_t, _u, limit) => (limits.push(limit), { events: many.slice(0, limit), cut: false }),
       erasedUser: async () => undefined,
     });
     // Decided by the first read (4 x min_count, at least 10): handed on, but too few for a caller wanting more of the latest.
@@ -643,7 +643,12 @@ describe('the plan of a context', () => {
     await planFor(reading(cfg({ any: [def('purchase', 1, 30), def('view', 30, 30)] })), `seg-${Math.random()}`, 1, 'u', NOW);
     expect(limits).toEqual([SEGMENT_FIRST_READ]);
     // A user with fewer events than read: all of them, handed on.
-    const few: ControlDeps = { config: async () => cfg(def('purchase', 3, 30)), contextExists: async () => false, userEvents: async () => hundred.slice(0, 4), erasedUser: async () => undefined };
+    const few: ControlDeps = {
+      config: async () => cfg(def('purchase', 3, 30)),
+      contextExists: async () => false,
+      userEvents: async () => ({ events: hundred.slice(0, 4), cut: false }),
+      erasedUser: async () => undefined,
+    };
     const all = await planFor(few, `seg-${Math.random()}`, 1, 'u', NOW);
     expect(all.userEvents).toEqual({ events: hundred.slice(0, 4), all: true });
     expect(latestFromPlan(all, 50)).toHaveLength(4);
@@ -681,7 +686,7 @@ describe('the plan of a context', () => {
     const live: ControlDeps = {
       config: async () => (++reads === 1 ? config({}) : config({ contexts: [1, 2, 3], rules: [rule({ id: 9, context_id: 3 })] })),
       contextExists: async () => false,
-      userEvents: async () => [],
+      userEvents: async () => ({ events: [], cut: false }),
       erasedUser: async () => undefined,
     };
     const t = `new-${Math.random()}`;
@@ -709,7 +714,7 @@ describe('the plan of a context', () => {
           if (failing) throw new Error('table unreachable');
           return false;
         },
-        userEvents: async () => [],
+        userEvents: async () => ({ events: [], cut: false }),
         erasedUser: async () => undefined,
       };
       const t = `missing-${Math.random()}`;

@@ -36,7 +36,7 @@ function shop(
   const control: ControlDeps = {
     config: async () => ({ rules: context.rules ?? [], segments: [], experiments: [], rerank: [{ id: 1, context_id: 7, updated_at: 0, ...context.controls }], contexts: [7] }),
     contextExists: async () => true,
-    userEvents: async () => [],
+    userEvents: async () => ({ events: [], cut: false }),
     erasedUser: async () => undefined,
   };
   const deps = {

@@ -55,7 +55,7 @@ function racing(
   const control: ControlDeps | undefined = context && {
     config: async () => ({ rules, segments: [], experiments: experiment ? [running] : [], rerank: [{ id: 1, context_id: 7, updated_at: 0, ...controls }], contexts: [7] }),
     contextExists: async () => true,
-    userEvents: async () => [],
+    userEvents: async () => ({ events: [], cut: false }),
     erasedUser: async () => undefined,
   };
   const exposures: string[] = [];
