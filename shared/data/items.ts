@@ -71,7 +71,10 @@ const STAMP_LAG_MS = 1000;
 /**
  * An item's category in the category index (a string `metadata.category`; other values are kept
  * and filter nothing): as it is up to 256 characters, longer ones by their SHA-256 (a key of the
- * index holds at most 2,048 bytes), which a listing's `category` is looked up by alike.
+ * index holds at most 2,048 bytes), which a listing's `category` is looked up by alike. A list is
+ * in the index under none of its elements (a row is one key of it), so a listing's `category`
+ * never lists such an item, where recommendations' `category` and search's filters match its
+ * elements (docs/api.md says so).
  */
 const categoryKey = (category: string): string => (category.length <= 256 ? category : `${HASHED}${createHash('sha256').update(category).digest('hex')}`);
 const HASHED = '#sha256:';
