@@ -252,6 +252,43 @@ describe('pages while vectors land', () => {
     }
   });
 
+  it("the user's taste keeps that vector also when the first page's build is gone and a newer one holds it", async () => {
+    const T = 'taste-created-re-embedded-newer-build';
+    const base = fixture();
+    const now = Math.floor(Date.now() / 1000) - 5;
+    const made = await base.items.create(
+      T,
+      [...tents(8), ...Array.from({ length: 8 }, (_, k) => ({ name: `Tent for the garden ${k}`, description: `${'garden '.repeat(k)} tent for a party in the garden` }))],
+      now,
+    );
+    for (const i of made) await embedItem(base.items, base.embedder, T, i.id);
+    await buildIndex(base.items, base.blobs, base.embedder.dimensions, T, now + 1);
+    const [created] = await base.items.create(T, [{ name: 'Garden party marquee', description: 'garden garden garden party marquee' }], Math.floor(Date.now() / 1000));
+    const liked = created?.id as number;
+    await embedItem(base.items, base.embedder, T, liked);
+    const ev: NewEvent = { type: 'view', user_id: 'u1', item_id: String(liked), context_id: null, session_id: null, request_id: null, placement: null, extra: {} };
+    await db.stores.events.append(T, [ev], Math.floor(Date.now() / 1000));
+    await sleep(20);
+    const deps = base;
+    const user = { id: 'u1', erased: Promise.resolve(undefined) };
+    const req: Req = { query: '', mode: 'hybrid', filter: NO_FILTER, limit: 3, listOf: 'tn', user };
+    await withSettings({ deltaTtlMs: 0 }, async () => {
+      const all = (await runSearch(deps, T, { ...req, limit: 100 })).data.map((h) => String(h.id));
+      const first = await runSearch(deps, T, req);
+      await reEmbedAsItWas(base, T, liked);
+      // A newer build holds the item's vector saved after the first page; the first page's build is gone.
+      await sleep(1100);
+      const b2 = await buildIndex(base.items, base.blobs, base.embedder.dimensions, T);
+      await withSettings({ pointerCheckMs: 0 }, async () => {
+        for (let k = 0; k < 50 && decode((await runSearch(deps, T, req)).next_cursor)[2] !== b2.builtAt; k++) await sleep(100);
+      });
+      const c = decode(first.next_cursor);
+      c[2] = 12345;
+      const served = await pageAll(deps, T, req, { ...first, next_cursor: encode(c) });
+      expect(served).toEqual(all);
+    });
+  });
+
   it('diversity on a later page compares an item created since the build and re-embedded after the first page by its current vector, not as one without a vector', async () => {
     const T = 'diversity-created-re-embedded';
     const base = fixture();
