@@ -89,18 +89,19 @@ function shown<T extends object>(rec: T): T {
 }
 
 /**
- * A Platform list page; `next_cursor` is the last id, to send back as `starting_after`. A page
+ * A Platform list page; `next_cursor` is the last id (the audit trail's: its opaque cursor of it),
+ * to send back as `starting_after`. A page
  * whose records would take more than `ANSWER_BYTES` (answer-size.ts) ends before the first that
  * does not fit (one at least), `has_more` true and its cursor at the last kept: a rule's
  * conditions or a segment's definition take up to 64 KB of JSON, an audit entry two of them (before
  * and after), so 100 took up to 25 MB as Lambda writes them, over its 6 MB answer (API Gateway's
  * own 500 until 2026-12-06).
  */
-function listOf<T extends { id: number }>(rows: T[], hasMore: boolean) {
+function listOf<T extends { id: number }>(rows: T[], hasMore: boolean, cursorAfter: (id: number) => string = String) {
   const n = fitting(rows);
   const kept = n < rows.length ? rows.slice(0, n) : rows;
   const last = kept[kept.length - 1];
-  return platformList(kept, { hasMore: hasMore || kept !== rows, cursor: last ? String(last.id) : null });
+  return platformList(kept, { hasMore: hasMore || kept !== rows, cursor: last ? cursorAfter(last.id) : null });
 }
 
 /** Fields of `o` that are set (DynamoDB takes no undefined values). */
@@ -711,6 +712,10 @@ const CREDENTIAL_RESOURCE = /^(clients|api-keys)\//;
  */
 export async function listAudit(c: ControlPorts, tenant: string, q: S.AuditQuery) {
   if (!CREDENTIAL_RESOURCE.test(q.resource) && !Number.isSafeInteger(Number(q.resource.slice(q.resource.indexOf('/') + 1)))) return listOf<AuditEntry>([], false);
-  const page = await c.auditPage(tenant, q.resource, { limit: q.limit, before: q.starting_after });
-  return listOf(page.rows, page.hasMore);
+  const page = await c.auditPage(tenant, q.resource, { limit: q.limit, after: q.starting_after }).catch((e: unknown) => {
+    // The store's refusal of a cursor names it `cursor`; this list takes it as `starting_after`.
+    const why = e instanceof InvalidInput ? e.fieldErrors?.cursor : undefined;
+    throw why ? new InvalidInput(e instanceof Error ? e.message : 'Invalid cursor.', { starting_after: why }) : e;
+  });
+  return listOf(page.rows, page.hasMore, page.cursorAfter);
 }

@@ -30,7 +30,6 @@ import {
   Rule as RuleRecord,
   RunLogLine,
   Segment as SegmentRecord,
-  sortId,
   TrainingRun,
   TrainingRunKeyedBefore,
 } from './entities.ts';
@@ -131,6 +130,14 @@ const rowOf = (tenant: string, kind: ConsoleKind, rec: ConsoleRecord): Row => ({
  * another run's cursor (of this tenant or another) is refused, not read as a time in this run's log.
  */
 const logCursors = scopedCursor(/^\d{1,16}#\d{6}#[0-9a-f]{8}$/, "This cursor is from another training job's log.");
+
+/**
+ * An audit trail's cursor: its last entry's sort key (the id), naming the tenant and resource it is
+ * of. Until 2026-12-07 it was the bare id, and every trail's ids come from one counter of the
+ * tenant's, so another resource's cursor was read as a place in this trail and skipped its entries
+ * newer than that id (another tenant's too).
+ */
+const auditCursors = scopedCursor(/^\d{16}$/, "This cursor is from another resource's or another tenant's audit trail.");
 
 /**
  * The user part of an erasure marker's sort key (`erased_user#<user>`): the user id, or, where
@@ -457,9 +464,13 @@ export function dynamoConsoleStore(t: TableRef): ConsoleStore {
     },
     auditId: (tenant) => allocateIds(t, tenant, 'audit', 1),
     async auditPage(tenant, resource, q) {
-      const before = q.before !== undefined ? { lt: sortId(q.before) } : undefined;
+      const before = q.after !== undefined ? { lt: auditCursors.decode(q.after, [tenant, resource]) } : undefined;
       const rows = await queryUpTo(t, { ...Audit.indexes.primary.query({ tenant, resource }, before), ScanIndexForward: false, ConsistentRead: true }, q.limit + 1);
-      return { rows: rows.slice(0, q.limit).map((r) => stripKeys(r) as unknown as AuditEntry), hasMore: rows.length > q.limit };
+      return {
+        rows: rows.slice(0, q.limit).map((r) => stripKeys(r) as unknown as AuditEntry),
+        hasMore: rows.length > q.limit,
+        cursorAfter: (id) => auditCursors.encode(Audit.key({ tenant, resource, id }).sk, [tenant, resource]),
+      };
     },
     async appendLog(tenant, jobId, lines) {
       // Lines this process writes within one millisecond keep their order; no line overwrites another.

@@ -252,8 +252,11 @@ export interface ConsoleStore {
    * order they were written.
    */
   auditId(tenant: string): Promise<number>;
-  /** A resource's history, newest first: entries with ids below `before`. */
-  auditPage(tenant: string, resource: string, q: { limit: number; before?: number | undefined }): Promise<{ rows: AuditEntry[]; hasMore: boolean }>;
+  /**
+   * A resource's history, newest first: entries below the cursor `after` (400 for a cursor of
+   * another trail or tenant, or none this store gave), and `cursorAfter` an entry of the page.
+   */
+  auditPage(tenant: string, resource: string, q: { limit: number; after?: string | undefined }): Promise<{ rows: AuditEntry[]; hasMore: boolean; cursorAfter(id: number): string }>;
   appendLog(tenant: string, jobId: number, lines: LogLine[]): Promise<void>;
   /**
    * A run's log lines after `after`: `cursor` when more follow now; `end`, after the last line

@@ -322,6 +322,7 @@ export const auditQuery = z.strictObject({
       ),
     ),
   limit: limitParam,
-  starting_after: startingAfter,
+  /** The `next_cursor` of the page before: opaque, naming the trail it is of (shared/data/console.ts). Until 2026-12-07 an entry id. */
+  starting_after: z.optional(z.string().check(z.minLength(1), z.maxLength(512))),
 });
 export type AuditQuery = z.output<typeof auditQuery>;

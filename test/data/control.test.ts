@@ -147,8 +147,13 @@ describe('control records in one partition', () => {
     await c.put('aud-other', 'rule', rule(1), await entry('aud-other', 'create', 'rules/1', null, null));
     const first = await c.auditPage('aud', 'rules/1', { limit: 2 });
     expect([first.rows.map((e) => e.action), first.hasMore]).toEqual([['delete', 'update'], true]);
-    const rest = await c.auditPage('aud', 'rules/1', { limit: 2, before: first.rows[1]?.id });
+    const rest = await c.auditPage('aud', 'rules/1', { limit: 2, after: first.cursorAfter(first.rows[1]?.id ?? 0) });
     expect([rest.rows.map((e) => e.action), rest.hasMore]).toEqual([['create'], false]);
+    // The cursor names its trail: another resource's or tenant's is refused, not read as an entry id.
+    const otherRule = c.auditPage('aud', 'rules/2', { limit: 2, after: first.cursorAfter(first.rows[1]?.id ?? 0) });
+    await expect(otherRule).rejects.toMatchObject({ code: 'validation_error', message: 'Invalid cursor.' });
+    const otherTenant = c.auditPage('aud-other', 'rules/1', { limit: 2, after: first.cursorAfter(first.rows[1]?.id ?? 0) });
+    await expect(otherTenant).rejects.toMatchObject({ code: 'validation_error', message: 'Invalid cursor.' });
     expect(rest.rows[0]).toMatchObject({ actor: 'abcd1234', resource: 'rules/1', before: null, after: { n: 'create' } });
   });
 });

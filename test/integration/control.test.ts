@@ -635,9 +635,34 @@ describe('audit trail', () => {
     });
     expect(ops.id).not.toBe(me);
     const first = ok(await P('GET', `/api/audit?resource=rules/${r.id}&limit=2`));
-    expect([first.data.map((e: { action: string }) => e.action), first.has_more, first.next_cursor]).toEqual([['delete', 'update'], true, String(first.data[1].id)]);
+    expect([first.data.map((e: { action: string }) => e.action), first.has_more, first.next_cursor]).toEqual([['delete', 'update'], true, expect.any(String)]);
     const rest = ok(await P('GET', `/api/audit?resource=rules/${r.id}&limit=2&starting_after=${first.next_cursor}`));
     expect([rest.data.map((e: { action: string }) => e.action), rest.has_more]).toEqual([['create'], false]);
+  });
+
+  it("refuses a cursor of another resource's trail or another tenant's, or one it never gave (it would read as an entry id and skip this trail's entries)", async () => {
+    // Two rules, their changes interleaved: rule a's entries are older than b's latest.
+    const a = ok(await P('POST', '/api/rules', rule({ name: 'trail a' })), 201);
+    const b = ok(await P('POST', '/api/rules', rule({ name: 'trail b' })), 201);
+    ok(await P('PATCH', `/api/rules/${a.id}`, { boost: 2 }));
+    ok(await P('PATCH', `/api/rules/${b.id}`, { boost: 2 }));
+    ok(await P('PATCH', `/api/rules/${b.id}`, { boost: 3 }));
+    const ofA = ok(await P('GET', `/api/audit?resource=rules/${a.id}&limit=1`));
+    expect(ofA.has_more).toBe(true);
+    const cursor = encodeURIComponent(ofA.next_cursor);
+    // Rule b's trail from a's cursor: refused (it read as b's entries below a's update: b's create only).
+    const foreign = await P('GET', `/api/audit?resource=rules/${b.id}&starting_after=${cursor}`);
+    expect(foreign.status, JSON.stringify(foreign.body)).toBe(400);
+    expect(foreign.body).toEqual({ error: "Invalid cursor. starting_after: This cursor is from another resource's or another tenant's audit trail." });
+    const ofOther = await other.platform('GET', `/api/audit?resource=rules/${a.id}&starting_after=${cursor}`);
+    expect(ofOther.status, JSON.stringify(ofOther.body)).toBe(400);
+    expect(ofOther.body.error).toMatch(/^Invalid cursor\. starting_after:/);
+    for (const made of ['1', String(ofA.data[0].id), 'not-a-cursor']) {
+      const r = await P('GET', `/api/audit?resource=rules/${a.id}&starting_after=${made}`);
+      expect(r.body, made).toEqual({ error: 'Invalid cursor. starting_after: Not a cursor returned by this API.' });
+    }
+    // Its own trail's cursor pages on.
+    expect(ok(await P('GET', `/api/audit?resource=rules/${a.id}&starting_after=${cursor}`)).data.map((e: { action: string }) => e.action)).toEqual(['create']);
   });
 
   it('keeps changes of segments, experiments and rerank controls', async () => {
