@@ -161,6 +161,18 @@ export const missingOr =
 export const kindOf = (field: string, kind: string) => missingOr(`${field} is required`, `${field} must be ${kind}`);
 
 /**
+ * An integer field: `kindOf`'s message for another type, and the field's range message (`below`,
+ * `above`) for a number past the safe integers (z.int's own bound: 9007199254740993 as JSON, 1e300).
+ * That issue ends the checks, so the value is told once: until 2026-12-07 z.int's issue took the
+ * type's message and the range check after it said so again (`context_id must be an integer` and
+ * `context_id is out of range`).
+ */
+export const intOf = (field: string, kind: string, below: string, above: string = below) =>
+  z.int({ error: (issue) => (issue.code === 'too_big' ? above : issue.code === 'too_small' ? below : kindOf(field, kind)(issue)), abort: true });
+/** An integer field of a closed range (`between`), told once past the safe integers too (`intOf`). */
+export const intBetween = (field: string, min: number, max: number) => intOf(field, 'an integer', `${field} must be between ${min} and ${max}`).check(...between(field, min, max));
+
+/**
  * No NUL, line break or other control character, nor Unicode's line and paragraph separators
  * (U+2028, U+2029: a line break in a browser's text and in JavaScript source, taken until
  * 2026-12-07): the text is one line a console shows (a name, a version's label).

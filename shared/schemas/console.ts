@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { between, displayName, intParam, kindOf, numericId, oneLineOnly, recordDescription, unstorable } from './common.ts'; // and English messages for zod/mini
+import { between, displayName, intBetween, intParam, kindOf, numericId, oneLineOnly, recordDescription, unstorable } from './common.ts'; // and English messages for zod/mini
 import { documentAs, documentChecks } from './doc.ts';
 import { NotFound } from '../domain/errors.ts';
 import { EVENT_TYPE_PATTERN, RESERVED_EVENT_FIELDS } from './events.ts';
@@ -16,9 +16,9 @@ export const eventTypeBody = z.strictObject({
     // An event's payload sits under its type, as an object key: one named constructor cannot be stored.
     z.refine((t) => t !== 'constructor', 'name may not be constructor: an event carries its payload under its type, and no object key may be named constructor'),
   ),
-  weight: z.int({ error: kindOf('weight', 'an integer') }).check(...between('weight', 1, 100)),
+  weight: intBetween('weight', 1, 100),
 });
-export const eventTypePatch = z.strictObject({ weight: z.int({ error: kindOf('weight', 'an integer') }).check(...between('weight', 1, 100)) });
+export const eventTypePatch = z.strictObject({ weight: intBetween('weight', 1, 100) });
 
 /**
  * A page of a console list (contexts, event types, templates, endpoints, training jobs, versions):
@@ -108,7 +108,7 @@ export const EVERY_HOURS = { hourly: 1, daily: 24, weekly: 168 } as const;
 const schedule = z
   .strictObject({
     every: z.optional(z.enum(['hourly', 'daily', 'weekly'])),
-    every_hours: z.optional(z.int({ error: kindOf('every_hours', 'an integer') }).check(...between('every_hours', 1, 8760))),
+    every_hours: z.optional(intBetween('every_hours', 1, 8760)),
     start_at: z.optional(
       z
         .int({ error: kindOf('start_at', 'an integer (unix seconds)') })

@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { between, displayName, kindOf, limitParam, missingOr, numericId, POSITIVE_INT_PATTERN, recordDescription, unstorable } from './common.ts';
+import { between, displayName, intBetween, intOf, kindOf, limitParam, missingOr, numericId, POSITIVE_INT_PATTERN, recordDescription, unstorable } from './common.ts';
 import { documentAs, documentChecks, named } from './doc.ts';
 import { NotFound } from '../domain/errors.ts';
 import type { SegmentDefinition } from '../control/types.ts';
@@ -12,9 +12,15 @@ import type { SegmentDefinition } from '../control/types.ts';
 const name = displayName;
 const description = recordDescription;
 const positiveId = (field: string) =>
-  z.int({ error: kindOf(field, 'an integer') }).check(z.positive(`${field} must be a positive integer`), z.lte(Number.MAX_SAFE_INTEGER, `${field} is out of range`));
+  intOf(field, 'an integer', `${field} must be a positive integer`, `${field} is out of range`).check(
+    z.positive(`${field} must be a positive integer`),
+    z.lte(Number.MAX_SAFE_INTEGER, `${field} is out of range`),
+  );
 const seconds = (field: string) =>
-  z.int({ error: kindOf(field, 'an integer (Unix seconds)') }).check(z.gte(0, `${field} must be Unix seconds`), z.lte(99_999_999_999, `${field} must be Unix seconds, not milliseconds`));
+  intOf(field, 'an integer (Unix seconds)', `${field} must be Unix seconds`, `${field} must be Unix seconds, not milliseconds`).check(
+    z.gte(0, `${field} must be Unix seconds`),
+    z.lte(99_999_999_999, `${field} must be Unix seconds, not milliseconds`),
+  );
 /** A number DynamoDB can store (0, or a magnitude from 1e-130 to 2^53 - 1). */
 const num = (field: string) =>
   z.number({ error: kindOf(field, 'a number') }).check(z.refine((n) => unstorable(n) === undefined, `${field} cannot be stored: use 0 or a magnitude from 1e-130 to 9007199254740991`));
@@ -120,8 +126,14 @@ export type RulePatch = z.output<typeof rulePatch>;
 const MAX_SEGMENT_NESTING = 4;
 const leaf = z.strictObject({
   event_type: z.string({ error: kindOf('event_type', 'a string') }).check(z.regex(/^[a-z][a-z0-9_]{0,63}$/, 'event_type must match ^[a-z][a-z0-9_]{0,63}$ (the type string sent in events)')),
-  min_count: z.int({ error: kindOf('min_count', 'an integer') }).check(z.gte(1, 'min_count must be at least 1'), z.lte(500, 'min_count must be at most 500')),
-  within_days: z.int({ error: kindOf('within_days', 'an integer') }).check(z.gte(1, 'within_days must be at least 1'), z.lte(365, 'within_days must be at most 365')),
+  min_count: intOf('min_count', 'an integer', 'min_count must be at least 1', 'min_count must be at most 500').check(
+    z.gte(1, 'min_count must be at least 1'),
+    z.lte(500, 'min_count must be at most 500'),
+  ),
+  within_days: intOf('within_days', 'an integer', 'within_days must be at least 1', 'within_days must be at most 365').check(
+    z.gte(1, 'within_days must be at least 1'),
+    z.lte(365, 'within_days must be at most 365'),
+  ),
 });
 const children = z.array(z.unknown(), { error: 'must be a list of definitions' }).check(z.minLength(1, 'must hold 1 to 10 definitions'), z.maxLength(10, 'must hold 1 to 10 definitions'));
 const allOf = z.strictObject({ all: children });
@@ -218,7 +230,7 @@ const rerankFields = {
   diversity: control(num('diversity').check(...between('diversity', 0, 1))),
   popularity_weight: control(num('popularity_weight').check(...between('popularity_weight', 0, 10))),
   freshness_weight: control(num('freshness_weight').check(...between('freshness_weight', 0, 10))),
-  max_per_category: control(z.int({ error: kindOf('max_per_category', 'an integer') }).check(...between('max_per_category', 1, 100))),
+  max_per_category: control(intBetween('max_per_category', 1, 100)),
   exclude_seen: control(z.boolean({ error: 'exclude_seen must be true or false' })),
 };
 /**

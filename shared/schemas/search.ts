@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { between, contextIdInBody, forwardIssues, holdsInfinity, kindOf, limitParam, missingOr, OUT_OF_RANGE, POSITIVE_INT_PATTERN } from './common.ts';
+import { contextIdInBody, forwardIssues, holdsInfinity, intBetween, limitParam, missingOr, OUT_OF_RANGE, POSITIVE_INT_PATTERN } from './common.ts';
 import { documentAs, documentChecks } from './doc.ts';
 
 /** The longest query either search route takes. */
@@ -156,7 +156,7 @@ export const searchBody = z
       .check(z.maxLength(MAX_QUERY_CHARS, `query must be at most ${MAX_QUERY_CHARS} characters`)),
     /** The shorthand object, or a list of `{ field, op, value }` clauses. */
     filters: z.optional(coreFilters),
-    limit: z._default(z.optional(z.int({ error: kindOf('limit', 'an integer') }).check(...between('limit', 1, 100))), 20),
+    limit: z._default(z.optional(intBetween('limit', 1, 100)), 20),
     starting_after: z.optional(z.string().check(z.minLength(1), z.maxLength(256))),
     mode: z._default(z.optional(z.enum(['hybrid', 'keyword', 'semantic'])), 'hybrid'),
     user_id: z.optional(z.string().check(z.minLength(1), z.maxLength(256))),
@@ -198,7 +198,7 @@ export type SearchBody = z.output<typeof searchBody>;
 export const platformSearchBody = z.strictObject({
   query: z._default(z.optional(z.string().check(z.maxLength(MAX_QUERY_CHARS, `query must be at most ${MAX_QUERY_CHARS} characters`))), ''),
   filters: z._default(z.optional(filterClauses), []),
-  limit: z._default(z.optional(z.int({ error: kindOf('limit', 'an integer') }).check(...between('limit', 1, 100))), 20),
+  limit: z._default(z.optional(intBetween('limit', 1, 100)), 20),
   cursor: z.optional(z.string().check(z.minLength(1), z.maxLength(256))),
 });
 

@@ -186,6 +186,17 @@ describe('rules', () => {
     expect((await P('POST', '/api/rules', rule({ conditions: big.slice(0, 2) }))).status).toBe(201);
   });
 
+  it('a context_id past the safe integers (2^53 + 2, 1e300) is one 400 saying it is out of range', async () => {
+    // Until 2026-12-07 each was told twice: "must be an integer" and "is out of range".
+    for (const body of [rule({ context_id: 2 ** 53 + 2 }), rule({ context_id: 1e300 })]) {
+      expect(await P('POST', '/api/rules', body)).toMatchObject({ status: 400, body: { error: 'Invalid request body. context_id: context_id is out of range.' } });
+    }
+    expect(await P('POST', '/api/experiments', { name: 'e', context_id: 1e300, variants })).toMatchObject({
+      status: 400,
+      body: { error: 'Invalid request body. context_id: context_id is out of range.' },
+    });
+  });
+
   it('a rule in a context or segment the tenant lacks is 404', async () => {
     expect(await P('POST', '/api/rules', rule({ context_id: 9999 }))).toMatchObject({ status: 404, body: { error: 'No context 9999.' } });
     expect(await P('POST', '/api/rules', rule({ segment_id: 9999 }))).toMatchObject({ status: 404, body: { error: 'No segment 9999.' } });

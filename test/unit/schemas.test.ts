@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { parseOrThrow } from '../../shared/schemas/common.ts';
 import { consoleEventsQuery, ingestEventsBody, listEventsQuery } from '../../shared/schemas/events.ts';
 import { contextBody, eventTypeBody, eventTypePatch, logsQuery, modelPatch, templateBody, templatePatch, trainingJobBody, userPath } from '../../shared/schemas/console.ts';
-import { experimentBody, ruleBody, segmentBody } from '../../shared/schemas/control.ts';
+import { experimentBody, rerankBody, ruleBody, segmentBody } from '../../shared/schemas/control.ts';
 import { createItemsBody, listItemsQuery, updateItemBody } from '../../shared/schemas/items.ts';
 import { platformSearchBody, platformSearchQuery, searchBody } from '../../shared/schemas/search.ts';
 import { searchAnalyticsQuery, synonymBody, synonymPatch, synonymsQuery } from '../../shared/schemas/search-admin.ts';
@@ -298,6 +298,39 @@ describe("a model version's label and description", () => {
 describe('validation messages', () => {
   // A schema's own message ("must be an integer") stands in for every check without one, so a
   // range check needs its own: the message must say what is wrong with the value sent.
+  it('say once that an integer past the safe integers is out of range (z.int\'s own bound said "must be an integer" beside the range check\'s message)', () => {
+    // 9007199254740993 as JSON (read as 2^53), 1e300, and 300 digits (read as about 1e300).
+    for (const n of [JSON.parse('9007199254740993') as number, 1e300, Number('9'.repeat(400).slice(0, 300))]) {
+      const rule = { name: 'r', context_id: n, boost: 2, conditions: [], segment_id: n, starts_at: n, ends_at: n };
+      expect(
+        fieldErrors(() => parseOrThrow(ruleBody, rule, 'body')),
+        String(n),
+      ).toEqual({
+        context_id: ['context_id is out of range'],
+        segment_id: ['segment_id is out of range'],
+        starts_at: ['starts_at must be Unix seconds, not milliseconds'],
+        ends_at: ['ends_at must be Unix seconds, not milliseconds'],
+      });
+      expect(
+        fieldErrors(() => parseOrThrow(rerankBody, { context_id: -n, max_per_category: n }, 'body')),
+        String(n),
+      ).toEqual({
+        context_id: ['context_id must be a positive integer'],
+        max_per_category: ['max_per_category must be between 1 and 100'],
+      });
+      expect(fieldErrors(() => parseOrThrow(experimentBody, { name: 'e', context_id: n, variants: [] }, 'body')).context_id, String(n)).toEqual(['context_id is out of range']);
+      expect(
+        fieldErrors(() => parseOrThrow(segmentBody, { name: 's', definition: { event_type: 'buy', min_count: n, within_days: -n } }, 'body')),
+        String(n),
+      ).toEqual({
+        'definition.min_count': ['min_count must be at most 500'],
+        'definition.within_days': ['within_days must be at least 1'],
+      });
+      expect(fieldErrors(() => parseOrThrow(eventTypeBody, { name: 'buy', weight: n }, 'body')).weight, String(n)).toEqual(['weight must be between 1 and 100']);
+      expect(fieldErrors(() => parseOrThrow(searchBody, { query: 'x', limit: n }, 'body')).limit, String(n)).toEqual(['limit must be between 1 and 100']);
+    }
+  });
+
   it('say a value is out of range, not that it is missing or of another type', () => {
     expect(fieldErrors(() => parseOrThrow(createItemsBody, { name: 'a'.repeat(1001) }, 'body')).name).toEqual(['name must be at most 1000 characters']);
     expect(fieldErrors(() => parseOrThrow(searchBody, { query: 'x', limit: 0 }, 'body')).limit).toEqual(['limit must be between 1 and 100']);
