@@ -34,7 +34,10 @@ export class PortHttpHandler implements LocalTransport {
     port.unref();
   }
 
-  /** Nothing in this service aborts a DynamoDB call, so no abort signal is honoured here. */
+  /**
+   * No abort signal is honoured here (a request's deadline gives one: shared/data/client.ts and
+   * signed.ts): the stand-in answers within milliseconds, and a call past the deadline is refused before it is sent.
+   */
   handle(request: HttpRequest): Promise<{ response: HttpResponse }> {
     if (this.closed) return Promise.reject(new Error('local DynamoDB: the connection closed'));
     const query = Object.entries(request.query ?? {}).flatMap(([k, v]) =>

@@ -37,6 +37,42 @@ export function dropLocalTransport(endpoint: string, handler: LocalTransport): v
   if (localTransports.get(endpoint) === handler) localTransports.delete(endpoint);
 }
 
+/** The SDK client's HTTP handler (NodeHttpHandler, or the local transport), with the configuration hooks the SDK may call on it. */
+interface SdkHandler {
+  handle: NodeHttpHandler['handle'];
+  metadata?: LocalTransport['metadata'];
+  destroy?(): void;
+  updateHttpClientConfig?(key: never, value: never): void;
+  httpHandlerConfigs?(): object;
+}
+
+/**
+ * `handler` with the request's deadline (shared/deadline.ts) as the abort signal of each attempt,
+ * beside any the call gives: an attempt in flight when the deadline passes is cut there (its
+ * connection closed), as the signed calls' are (signed.ts), and the call ends as the deadline's
+ * `timeout` (below). Until 2026-12-07 the SDK's calls (PutItem, DeleteItem, TransactWriteItems,
+ * ...) gave their handler no signal: the deadline refused only the attempts after it, and one sent
+ * to a table that did not answer held its request on (NodeHttpHandler sets no time limit of its
+ * own) and could still land after the 503.
+ */
+function cutAtDeadline(handler: SdkHandler): SdkHandler {
+  return {
+    handle(request, options) {
+      const deadline = deadlineSignal();
+      if (!deadline) return handler.handle(request, options);
+      const own = options?.abortSignal;
+      // A signal the call gave stays in force beside it (none of this service's SDK calls gives one; one
+      // AbortSignal.any cannot take, not the platform's, would give way to the deadline's).
+      const abortSignal = own instanceof AbortSignal ? AbortSignal.any([own, deadline]) : deadline;
+      return handler.handle(request, { ...options, abortSignal });
+    },
+    ...(handler.metadata ? { metadata: handler.metadata } : {}),
+    updateHttpClientConfig: (key, value) => handler.updateHttpClientConfig?.(key, value),
+    httpHandlerConfigs: () => handler.httpHandlerConfigs?.() ?? {},
+    destroy: () => handler.destroy?.(),
+  };
+}
+
 /** Builds a document client; an explicit endpoint (local stand-in) gets dummy credentials. */
 export function makeTable(tableName: string, endpoint: string | undefined, region: string): TableRef {
   // One connection pool (or local transport) for both clients: reads and writes share sockets.
@@ -44,7 +80,7 @@ export function makeTable(tableName: string, endpoint: string | undefined, regio
   const client = new DynamoDBClient({
     region,
     ...(endpoint ? { endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, maxAttempts: 5 } : {}),
-    requestHandler,
+    requestHandler: cutAtDeadline(requestHandler),
   });
   // The SDK's logger middleware walks every input and output to redact it for a logger this
   // service never gives it (a no-op logger still gets the walk): a Query of 200 events paid for it.
@@ -62,7 +98,8 @@ export function makeTable(tableName: string, endpoint: string | undefined, regio
   // quota let no retry follow) ends with the deadline's reason, the request's `timeout`, as the
   // signed calls do (signed.ts; until 2026-12-07 the throttle, a 503 `unavailable`); a definite
   // answer (a failed condition) stands. An earlier attempt's throttle already ended so: the next
-  // attempt is refused above.
+  // attempt is refused above. So does an attempt the deadline cut in flight (cutAtDeadline: its
+  // AbortError, no answer).
   client.middlewareStack.add(
     (next) => async (args) => {
       try {

@@ -90,6 +90,39 @@ describe('a deadline', () => {
     expect(await stored('after-put')).toBeUndefined();
   });
 
+  it('cuts an SDK call in flight at the deadline (a table that never answers): it ends as the timeout, its connection closed', async () => {
+    const { createServer } = await import('node:http');
+    const { makeTable, closeTable } = await import('../../shared/data/client.ts');
+    // Takes each request and never answers it.
+    const held: { closed: boolean }[] = [];
+    const server = createServer((req) => {
+      const one = { closed: false };
+      held.push(one);
+      req.socket.once('close', () => {
+        one.closed = true;
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const { port } = server.address() as { port: number };
+    const stuck = makeTable('deadline-stub', `http://127.0.0.1:${port}`, 'us-east-1');
+    try {
+      const call = withinDeadline(100, () => put(stuck, row('never-answered'))).then(
+        () => 'written',
+        (e: unknown) => e,
+      );
+      // Until 2026-12-07 the attempt was given no signal: still waiting for its answer long after.
+      const ended = await Promise.race([call, sleep(5_000).then(() => 'still in flight')]);
+      expect(ended).toBeInstanceOf(DeadlinePassed);
+      // One attempt sent (none after the deadline), its connection cut.
+      await sleep(50);
+      expect(held).toEqual([{ closed: true }]);
+    } finally {
+      closeTable(stuck);
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    }
+  });
+
   it("is a handler's time limit: what its domain call would write after the 503 is never written", async () => {
     const { httpHandler } = await import('../../shared/http/handler.ts');
     let done: (v: unknown) => void = () => {};
