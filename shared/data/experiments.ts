@@ -6,7 +6,7 @@ import { addCount } from '../counts.ts';
 import { nonZero, type Condition } from './expressions.ts';
 import { serviceBusy } from './busy.ts';
 import { GroupCommit } from './group-commit.ts';
-import { applied, countEventOnce, EVENTS_PER_REQUEST_MAX, getRow, isNew, isStored, put, putAll, queryUpTo, remove, update } from './ops.ts';
+import { applied, countEventOnce, EVENTS_PER_REQUEST_MAX, getRow, isNew, isStored, put, putAll, queryUpTo, remove, update, WRITE_BATCH } from './ops.ts';
 
 /*
  * Experiment counting. A served request writes its exposure (found again by request_id when an
@@ -36,8 +36,11 @@ interface Pending {
 /** Exposures written in one group at most. */
 const GROUP_MAX = 100;
 
-/** Members in the BatchWriteItems of their rows (25 rows each). */
-const batchesOf = (ks: readonly number[]): number[][] => Array.from({ length: Math.ceil(ks.length / 25) }, (_, i) => ks.slice(i * 25, i * 25 + 25));
+/** Members in the BatchWriteItems of their rows (`WRITE_BATCH` rows each, as `putAll` writes them). */
+const batchesOf = (ks: readonly number[]): number[][] => Array.from({ length: Math.ceil(ks.length / WRITE_BATCH) }, (_, i) => ks.slice(i * WRITE_BATCH, (i + 1) * WRITE_BATCH));
+
+/** The key of a user recorded in an experiment (`recorded`). */
+const seenKeyOf = (tenant: string, e: Pending['e']): string => `${tenant}\u0000${e.experimentId}\u0000${e.userId}`;
 
 /**
  * Users this container has recorded in an experiment already (tenant, experiment, user), with the
@@ -71,7 +74,7 @@ export function dynamoExposureStore(t: TableRef, opts: { eventsPerRequest?: numb
    * the row is written unless this container recorded the user already.
    */
   async function firstSeen({ tenant, e }: Pending): Promise<boolean> {
-    const seenKey = `${tenant}\u0000${e.experimentId}\u0000${e.userId}`;
+    const seenKey = seenKeyOf(tenant, e);
     const seenAt = recorded.get(seenKey);
     if (seenAt !== undefined && (e.erasedThrough === undefined || seenAt > e.erasedThrough)) return false;
     // The user's first request in the experiment creates the row; only that one counts the user.
@@ -206,7 +209,7 @@ export function dynamoExposureStore(t: TableRef, opts: { eventsPerRequest?: numb
       failed.map(async (k) => {
         if (!created[k] || kept.has(k)) return;
         const { tenant, e } = group[k] as Pending;
-        recorded.delete(`${tenant}\u0000${e.experimentId}\u0000${e.userId}`);
+        recorded.delete(seenKeyOf(tenant, e));
         await applied(() =>
           remove(t, ExperimentUser.key({ tenant, experiment: e.experimentId, user_id: e.userId }), (x) => x.and(x.eq('first_served_at', e.servedAt), x.eq('variant', e.variant))),
         ).catch(() => undefined);

@@ -72,6 +72,9 @@ export async function queryPage(t: TableRef, input: QueryInput): Promise<{ items
   };
 }
 
+/** DynamoDB's most requests in one BatchWriteItem: the rows `putAll` and `deleteAll` write in one, and `putMissing` writes at once. */
+export const WRITE_BATCH = 25;
+
 /**
  * Writes each row that is not stored yet (a conditional PutItem each, 25 at a time) and answers,
  * in order, the row as stored: the one written, or the one already there (or, for a row `gone`
@@ -81,9 +84,9 @@ export async function queryPage(t: TableRef, input: QueryInput): Promise<{ items
  */
 export async function putMissing(t: TableRef, rows: Row[], key: (row: Row) => Row, gone?: (row: Row) => Promise<boolean>, written?: (row: Row) => void): Promise<Row[]> {
   const out: Row[] = new Array(rows.length);
-  for (let i = 0; i < rows.length; i += 25) {
+  for (let i = 0; i < rows.length; i += WRITE_BATCH) {
     await Promise.all(
-      rows.slice(i, i + 25).map(async (row, k) => {
+      rows.slice(i, i + WRITE_BATCH).map(async (row, k) => {
         // Written and removed since (`gone`): not written again.
         if (gone && (await gone(row))) {
           out[i + k] = row;
@@ -107,7 +110,7 @@ export async function putMissing(t: TableRef, rows: Row[], key: (row: Row) => Ro
  */
 export async function putAll(t: TableRef, rows: Row[], onWritten?: (n: number) => void): Promise<void> {
   const chunks: Row[][] = [];
-  for (let i = 0; i < rows.length; i += 25) chunks.push(rows.slice(i, i + 25));
+  for (let i = 0; i < rows.length; i += WRITE_BATCH) chunks.push(rows.slice(i, i + WRITE_BATCH));
   const settled = await Promise.allSettled(
     chunks.map((chunk) =>
       batchWrite(
@@ -123,10 +126,10 @@ export async function putAll(t: TableRef, rows: Row[], onWritten?: (n: number) =
 
 /** Deletes rows by key, 25 to a BatchWriteItem (one after another), retrying what DynamoDB leaves unprocessed. */
 export async function deleteAll(t: TableRef, keyList: Row[]): Promise<void> {
-  for (let i = 0; i < keyList.length; i += 25)
+  for (let i = 0; i < keyList.length; i += WRITE_BATCH)
     await batchWrite(
       t,
-      keyList.slice(i, i + 25).map((Key) => ({ DeleteRequest: { Key } })),
+      keyList.slice(i, i + WRITE_BATCH).map((Key) => ({ DeleteRequest: { Key } })),
       'deletes',
     );
 }
