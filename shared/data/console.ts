@@ -15,6 +15,7 @@ import {
 import { scopedCursor } from './cursor.ts';
 import type { TableRef } from './client.ts';
 import { allocateIds } from './counters.ts';
+import { writtenWithEntry } from './audited-write.ts';
 import {
   ActiveRunsIndexed,
   AuditEntry as Audit,
@@ -177,20 +178,13 @@ const SWEEP_MERGES: RetryPolicy = { attempts: 16, baseMs: 2, maxMs: 100, jitter:
 export function dynamoConsoleStore(t: TableRef): ConsoleStore {
   /**
    * A record's write, with its audit trail's part (`Audited`) in one transaction when given: the
-   * entry put beside it, or the entry of the change it undoes deleted. The record's write comes
-   * first, so a failure of its condition is told apart as a write's own (`transact`).
+   * entry put beside it (`writtenWithEntry`, as synonym sets and credentials write), or the entry of
+   * the change it undoes deleted. The record's write comes first, so a failure of its condition is
+   * told apart as a write's own (`transact`).
    */
   const written = (tenant: string, write: TransactWrite, audited: Audited | undefined): Promise<unknown> => {
-    if (audited) {
-      const trail: TransactWrite =
-        'entry' in audited
-          ? { put: { ...Audit.key({ tenant, resource: audited.entry.resource, id: audited.entry.id }), ...audited.entry } }
-          : { remove: Audit.key({ tenant, resource: audited.undoes.resource, id: audited.undoes.id }) };
-      return transact(t, [write, trail]);
-    }
-    if ('put' in write) return put(t, write.put, write.when);
-    if ('update' in write) return update(t, write.update, write.change, write.when ? { when: write.when } : {});
-    return remove(t, write.remove, write.when);
+    if (audited && !('entry' in audited)) return transact(t, [write, { remove: Audit.key({ tenant, resource: audited.undoes.resource, id: audited.undoes.id }) }]);
+    return writtenWithEntry(t, tenant, write, audited?.entry);
   };
   /**
    * A change of a record's fields, with the index of active runs kept (`activeRunChange`); a field
