@@ -715,7 +715,8 @@ export async function listAudit(c: ControlPorts, tenant: string, q: S.AuditQuery
   const page = await c.auditPage(tenant, q.resource, { limit: q.limit, after: q.starting_after }).catch((e: unknown) => {
     // The store's refusal of a cursor names it `cursor`; this list takes it as `starting_after`.
     const why = e instanceof InvalidInput ? e.fieldErrors?.cursor : undefined;
-    throw why ? new InvalidInput(e instanceof Error ? e.message : 'Invalid cursor.', { starting_after: why }) : e;
+    if (e instanceof InvalidInput && why) throw new InvalidInput(e.message, { starting_after: why });
+    throw e;
   });
   return listOf(page.rows, page.hasMore, page.cursorAfter);
 }
