@@ -11,11 +11,8 @@ import type { SegmentDefinition } from '../control/types.ts';
 
 const name = displayName;
 const description = recordDescription;
-const positiveId = (field: string) =>
-  intOf(field, 'an integer', `${field} must be a positive integer`, `${field} is out of range`).check(
-    z.positive(`${field} must be a positive integer`),
-    z.lte(Number.MAX_SAFE_INTEGER, `${field} is out of range`),
-  );
+/** A record's id: z.int's own bound (2^53 - 1) is its upper one (`intOf`). */
+const positiveId = (field: string) => intOf(field, 'an integer', `${field} must be a positive integer`, `${field} is out of range`).check(z.positive(`${field} must be a positive integer`));
 const seconds = (field: string) =>
   intOf(field, 'an integer (Unix seconds)', `${field} must be Unix seconds`, `${field} must be Unix seconds, not milliseconds`).check(
     z.gte(0, `${field} must be Unix seconds`),
