@@ -422,12 +422,20 @@ export const completedWith = (v: Pick<ModelVersion, 'version' | 'metrics'>) => (
  * asked to stop is Stopped; one that had stored its version (`storing_version` names a version
  * that exists) is Completed with it; any other is Failed, saying `why` (what stopped it).
  * Conditional on what was read (status, storing mark, task claim, the attempt's start), so a run
- * that ended or moved meanwhile keeps what it has. Answers the status it ended with, or null when it was not ended.
+ * that ended or moved meanwhile keeps what it has; `held` adds to that condition (the sweep of a
+ * run under an unconfirmed claim holds the claim and the attempt read). Answers the status it
+ * ended with, or null when it was not ended.
  */
-export async function endInterruptedRun(c: Pick<ConsoleStore, 'get' | 'update' | 'appendLog'>, tenant: string, job: TrainingRun, why: string): Promise<TrainingRunStatus | null> {
+export async function endInterruptedRun(
+  c: Pick<ConsoleStore, 'get' | 'update' | 'appendLog'>,
+  tenant: string,
+  job: TrainingRun,
+  why: string,
+  held: Record<string, unknown> = {},
+): Promise<TrainingRunStatus | null> {
   const log = (message: string) => c.appendLog(tenant, job.id, [{ ts: nowSeconds(), message }]);
   if (job.status === 'Stopping') {
-    if (!(await c.update(tenant, 'job', job.id, { status: 'Stopped', finished_at: nowSeconds() }, { status: 'Stopping' }))) return null;
+    if (!(await c.update(tenant, 'job', job.id, { status: 'Stopped', finished_at: nowSeconds() }, { ...held, status: 'Stopping' }))) return null;
     await log(`Stopped (${why})`);
     return 'Stopped';
   }
@@ -442,7 +450,7 @@ export async function endInterruptedRun(c: Pick<ConsoleStore, 'get' | 'update' |
   // Queued: with the task claim read (none: still none; `task.ref` absent alone also held for a
   // claim a delivery at once took, its task being started, until 2026-12-07).
   const claim = job.task ? { 'task.ref': job.task.ref } : { task: undefined };
-  const expect = job.status === 'Queued' ? { status: 'Queued', ...claim } : { status: 'InProgress', storing_version: v, ...attempt };
+  const expect = { ...held, ...(job.status === 'Queued' ? { status: 'Queued', ...claim } : { status: 'InProgress', storing_version: v, ...attempt }) };
   if (!(await c.update(tenant, 'job', job.id, ended, expect))) return null;
   await log(stored ? `Completed: version ${stored.version}` : `Failed: ${error}`);
   return ended.status;

@@ -85,6 +85,12 @@ export const UNCONFIRMED_CLAIM_SECONDS = 300;
 /** The condition that the run holds this claim, its task not yet confirmed (field by field: see Expr.fields). */
 const unconfirmed = (claim: RunTask) => ({ 'task.runner': claim.runner, 'task.claimed_at': claim.claimed_at, 'task.ref': undefined });
 
+/**
+ * Why a run that started under a claim its task never confirmed is ended by the maintenance pass
+ * (`sweepTaskRuns`): its log line and its error (`endInterruptedRun`).
+ */
+export const UNCONFIRMED_TASK_LOST_REASON = `its training task never recorded its id, ${UNCONFIRMED_CLAIM_SECONDS / 60} minutes after the run started: it could not be followed, and was taken for stopped`;
+
 /** The idempotency token of a run's task (shared/domain/training-runs.ts, where the task's start checks it too). */
 export { taskToken };
 
@@ -376,7 +382,9 @@ export const TASK_SWEEP_GRACE_SECONDS = 120;
  * Queued, InProgress or Stopping whose container task has stopped (killed for its memory, its
  * host reclaimed, a crash before it could mark the run) would stay so for good, since no message
  * will come for it again; so would a training worker's run InProgress or Stopping past the
- * worker's time limit (WORKER_RUN_LOST_SECONDS) whose message will not come again. Each is ended
+ * worker's time limit (WORKER_RUN_LOST_SECONDS) whose message will not come again, and so would
+ * a run InProgress or Stopping under a task claim still unconfirmed UNCONFIRMED_CLAIM_SECONDS
+ * after it started (no task id to ask after: UNCONFIRMED_TASK_LOST_REASON). Each is ended
  * as far as it got (endInterruptedRun), its log and error saying what stopped it: named in
  * `ended`. A run stored Queued whose message its request never sent (`_unsent_since` older than
  * UNSENT_RUN_GRACE_SECONDS: stopped between the two), or that a busy service sent back
@@ -421,6 +429,25 @@ export async function sweepTaskRuns(
       } catch (e) {
         logger.error('training run of an unconfirmed task claim not sent (the next pass tries again)', { tenant, run: job.job_name, error: e instanceof Error ? e.message : String(e) });
       }
+      continue;
+    }
+    if (claim && claim.ref === undefined && job.status !== 'Queued' && now - (job.started_at ?? claim.claimed_at) >= UNCONFIRMED_CLAIM_SECONDS) {
+      // InProgress or Stopping under a claim still unconfirmed UNCONFIRMED_CLAIM_SECONDS after the
+      // run started: its task confirms the claim with its own id right after its start, within
+      // seconds (the trainer's first step; a busy table waited out, else the run queued again), so
+      // it never will: the task was killed between its start and that confirmation, its
+      // confirmation failed otherwise, or it could not tell its own id. Nothing can ask after a task
+      // it cannot name, and no message comes for a run that started (a delivery leaves it to its
+      // task): until 2026-12-07 such a run stayed InProgress or Stopping for good once its task
+      // died. Ended as far as it got, under the claim and the attempt (`_attempt`) read: a run that
+      // moved on (its claim confirmed, queued again, another attempt's) is left. A task of that
+      // attempt still training finds its run ended at its next check (not its attempt's any more)
+      // and stops quietly; its own ends hold the attempt and its status, so it writes no second one.
+      const unconfirmedAttempt = { ...unconfirmed(claim), _attempt: job._attempt };
+      const status = await endInterruptedRun(c, tenant, job, UNCONFIRMED_TASK_LOST_REASON, unconfirmedAttempt);
+      if (!status) continue;
+      ended.push(job.job_name);
+      if (status === 'Completed') await deps.decide(tenant, job.job_name);
       continue;
     }
     if (!claim && job.status !== 'Queued' && job.started_at !== null && now - job.started_at > WORKER_RUN_LOST_SECONDS) {

@@ -19,7 +19,7 @@ import {
   UNSENT_RUN_GRACE_SECONDS,
   WORKER_RUN_LOST_SECONDS,
 } from '../../shared/domain/training-runs.ts';
-import { placeRun, sweepTaskRuns, type TaskLauncher, taskToken, UNCONFIRMED_CLAIM_SECONDS } from '../../shared/recs/launcher.ts';
+import { placeRun, sweepTaskRuns, type TaskLauncher, taskToken, UNCONFIRMED_CLAIM_SECONDS, UNCONFIRMED_TASK_LOST_REASON } from '../../shared/recs/launcher.ts';
 import { DeadlinePassed, withinDeadline } from '../../shared/deadline.ts';
 import type { WorkQueue } from '../../shared/queue/messages.ts';
 import { updateEventType } from '../../shared/domain/event-types.ts';
@@ -1787,6 +1787,82 @@ describe("a run that meets a busy service (throttled after the client's retries)
     await c.update(T10, 'job', 1, { status: 'Queued', started_at: null }, { status: 'InProgress' });
     await runTraining({ console: c, events, items, blobs }, T10, 'train-1', { asTask: true });
     expect(await c.get<TrainingRun>(T10, 'job', 1)).toMatchObject({ status: 'Completed', model_version: 1, task: { ref: 'task-2' } });
+  });
+});
+
+describe("a container task's run started under a claim its task never confirmed", () => {
+  const noQueue = { send: async () => undefined, backlog: async () => 0 } as WorkQueue;
+  /** A runner whose every task is running: the sweep cannot ask after a task it has no id of in any case. */
+  const running: TaskLauncher = { runner: 'test', launch: async () => 'task', inspect: async () => ({ state: 'running' }) };
+
+  it('is ended by the maintenance pass, as far as it got, once the claim is still unconfirmed UNCONFIRMED_CLAIM_SECONDS after the run started; a run that moved on meanwhile is left', async () => {
+    const c = db.stores.console;
+    const T = 'unconfirmed-started';
+    const now = Math.floor(Date.now() / 1000);
+    const past = now - UNCONFIRMED_CLAIM_SECONDS;
+    // Its task was killed between its start and the confirmation of its claim (or could not tell its id): InProgress, its claim with no task id.
+    const run = (id: number, extra: Partial<TrainingRun>): TrainingRun =>
+      queuedRun(
+        id,
+        { algorithm: 'popularity' },
+        { status: 'InProgress', progress: 0.3, created: past, started_at: past, task: { runner: 'test', claimed_at: past - 5 }, _attempt: `a${id}`, ...extra },
+      );
+    // 1: training; 2: asked to stop; 3: started within the grace (its task may be confirming it);
+    // 4: its claim confirmed, 5: queued again and started by another attempt within the same
+    // second (its `started_at` the same), both after the sweep read them.
+    await c.put(T, 'job', run(1, {}));
+    await c.put(T, 'job', run(2, { status: 'Stopping' }));
+    await c.put(T, 'job', run(3, { started_at: now - 30 }));
+    await c.put(T, 'job', run(4, {}));
+    await c.put(T, 'job', run(5, {}));
+    const movedOn: ConsoleStore = {
+      ...c,
+      async activeRuns<R>(tenant: string, opts?: { upkeep?: boolean }) {
+        const rows = await c.activeRuns<R & TrainingRun>(tenant, opts);
+        await c.update(T, 'job', 4, { task: { runner: 'test', claimed_at: past - 5, ref: 'task-4' } });
+        await c.update(T, 'job', 5, { _attempt: 'a5-again' });
+        return rows;
+      },
+    };
+    const decided: string[] = [];
+    const swept = await sweepTaskRuns({ console: movedOn, decide: async (_t, name) => void decided.push(name), queue: noQueue }, T, running, now);
+    // Until 2026-12-07 the sweep passed over them all: InProgress or Stopping for good.
+    expect(swept).toEqual({ ended: ['train-2', 'train-1'], sent: [] });
+    const [j1, j2, j3, j4, j5] = await Promise.all([1, 2, 3, 4, 5].map((n) => c.get<TrainingRun>(T, 'job', n)));
+    expect(j1).toMatchObject({ status: 'Failed', error: `The run was interrupted before it stored a version (${UNCONFIRMED_TASK_LOST_REASON}); nothing was stored. Start a new run.` });
+    expect(await logsOf(c, T, 1)).toMatch(/^Failed: .*its training task never recorded its id, 5 minutes after the run started/m);
+    expect(j2).toMatchObject({ status: 'Stopped' });
+    expect(await logsOf(c, T, 2)).toBe(`Stopped (${UNCONFIRMED_TASK_LOST_REASON})`);
+    expect(j3).toMatchObject({ status: 'InProgress' });
+    expect(j4).toMatchObject({ status: 'InProgress', task: { ref: 'task-4' } });
+    expect(j5).toMatchObject({ status: 'InProgress', _attempt: 'a5-again' });
+    expect(decided).toEqual([]);
+  });
+
+  it('whose task still trains (it could not tell its own id) is ended under its attempt: the task stops quietly, writing no end of its own', async () => {
+    const T = 'unconfirmed-alive';
+    const { c, events, items, blobs, template } = await twoTastes(T);
+    await c.put(T, 'job', { ...job(1, template), task: { runner: 'test', claimed_at: Math.floor(Date.now() / 1000) } });
+    // The pass comes UNCONFIRMED_CLAIM_SECONDS into the run, as the task reads the event types.
+    let swept: { ended: string[]; sent: string[] } | undefined;
+    const sweptAsItTrains: ConsoleStore = {
+      ...c,
+      async list(tenant, kind) {
+        if (kind === 'event_type' && !swept)
+          swept = await sweepTaskRuns({ console: c, decide: async () => undefined, queue: noQueue }, T, running, Math.floor(Date.now() / 1000) + UNCONFIRMED_CLAIM_SECONDS);
+        return c.list(tenant, kind);
+      },
+    };
+    // No `taskRef`: the task could not tell its own id, so its claim stays unconfirmed.
+    await runTraining({ console: sweptAsItTrains, events, items, blobs }, T, 'train-1', { asTask: true, taskToken: taskToken(T, 'train-1', 0) });
+    // Until 2026-12-07 the sweep passed over it (the run then completed here; had its task died, InProgress for good).
+    expect(swept).toEqual({ ended: ['train-1'], sent: [] });
+    const ended = await c.get<TrainingRun>(T, 'job', 1);
+    expect(ended).toMatchObject({ status: 'Failed', model_version: null, error: expect.stringContaining(UNCONFIRMED_TASK_LOST_REASON) });
+    expect(ended).not.toHaveProperty('storing_version');
+    expect(await c.get(T, 'model', 1)).toBeUndefined();
+    // One end, the sweep's: the task wrote none of its own.
+    expect((await logsOf(c, T, 1)).match(/^(Failed|Stopped|Completed)\b.*$/gm)).toEqual([expect.stringContaining(UNCONFIRMED_TASK_LOST_REASON)]);
   });
 });
 
