@@ -96,21 +96,27 @@ const fmtFactor = (f: number) => (Number.isInteger(f) ? f.toFixed(1) : String(f)
  * version serving when the message comes again, and records that.
  * Answers the decision, or undefined when there is none to make.
  */
-export async function decideAutoPromotion(c: ConsoleStore, tenant: string, name: string): Promise<Promotion | undefined> {
+export async function decideAutoPromotion(c: ConsoleStore, tenant: string, name: string, until = Number.POSITIVE_INFINITY): Promise<Promotion | undefined> {
   // A busy table (throttled after the client's own retries) is waited out: the decision is made
   // once, after the run Completed, and nothing else decides it for 16 minutes (the maintenance
   // pass's `decideLeftPromotions`; a worker's message comes again only after 90 min): until
   // 2026-12-07 one throttled read or write left the version's `promotion` null for good.
   // Each try starts over from what is stored (a decision recorded meanwhile stands), but keeps
-  // the decision whose endpoint write landed before a later step was refused (`landed`).
+  // the decision whose endpoint write landed before a later step was refused (`landed`). With
+  // `until` (performance.now() time: the maintenance pass's budget), no wait runs past it: the
+  // busy failure is thrown then, and the pass tries again at its next run.
   const tries: DecideTries = {};
-  return withRetry(DECIDE_RETRY, async () => {
-    try {
-      return { value: await decideOnce(c, tenant, name, tries) };
-    } catch (e) {
-      return { failure: e, retryable: serviceBusy(e) };
-    }
-  });
+  return withRetry(
+    DECIDE_RETRY,
+    async () => {
+      try {
+        return { value: await decideOnce(c, tenant, name, tries) };
+      } catch (e) {
+        return { failure: e, retryable: serviceBusy(e) };
+      }
+    },
+    until,
+  );
 }
 
 /** How a decision is tried again while the table is busy: 6 tries, waits of up to 1, 2, 4, 8 and 16 s (full jitter: about 15 s in all on average). */
@@ -218,8 +224,9 @@ export const PROMOTION_REVISIT_SECONDS = WORKER_RUN_LOST_SECONDS;
  * then the mark goes. Until 2026-12-07 the decision was made only by the function that completed
  * the run, and nothing revisited it: a worker or task cut off between the run's end and the
  * decision (its time limit, a crash, a pass past its time) left the version undecided for good.
- * No decision starts past `until` (performance.now() time); one that fails is logged and tried
- * at the next pass. Answers the runs it decided.
+ * No decision starts past `until` (performance.now() time), nor waits out a busy table past it
+ * (until 2026-12-07 one started just inside it could wait some 30 s past it); one that fails is
+ * logged and tried at the next pass. Answers the runs it decided.
  */
 export async function decideLeftPromotions(c: ConsoleStore, tenant: string, now: number, until = Number.POSITIVE_INFINITY): Promise<string[]> {
   const decided: string[] = [];
@@ -231,7 +238,7 @@ export async function decideLeftPromotions(c: ConsoleStore, tenant: string, now:
     const version = run?.status === 'Completed' ? run.model_version : null;
     try {
       const undecided = version !== null && !(await c.get<ModelVersion>(tenant, 'model', version))?.promotion;
-      if (undecided && (await decideAutoPromotion(c, tenant, due.job_name))) decided.push(due.job_name);
+      if (undecided && (await decideAutoPromotion(c, tenant, due.job_name, until))) decided.push(due.job_name);
     } catch (e) {
       logger.error('auto-promotion not decided (the next pass tries again)', { tenant, run: due.job_name, error: e instanceof Error ? e.message : String(e) });
       continue;

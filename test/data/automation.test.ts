@@ -7,7 +7,7 @@ import { historiesOf, packModel, unpackModel, withoutUsers } from '../../shared/
 import { withoutErased } from '../../shared/recs/erase-from-models.ts';
 import { Dataset } from '../../shared/recs/dataset.ts';
 import { trainPopularity } from '../../shared/recs/models.ts';
-import { CLAIM_GRACE_SECONDS, decideAutoPromotion, decideLeftPromotions, nextAfter, PROMOTION_REVISIT_SECONDS, startDueRuns } from '../../shared/domain/automation.ts';
+import { CLAIM_GRACE_SECONDS, decideAutoPromotion, decideLeftPromotions, nextAfter, PROMOTION_REVISIT_SECONDS, type PromotionDue, startDueRuns } from '../../shared/domain/automation.ts';
 import { runTraining } from '../../shared/recs/trainer.ts';
 import { compareModels, promoteModel, type ModelVersion } from '../../shared/domain/model-versions.ts';
 import { createTemplate, firstRunAt, getTemplate, updateTemplate, type Template } from '../../shared/domain/templates.ts';
@@ -557,6 +557,68 @@ describe('auto-promotion', () => {
     expect(await entries()).toHaveLength(1);
     expect(await c.list(T, 'promotion_due')).toEqual([]);
     expect((await c.logs(T, 1, undefined, 100)).lines.filter((l) => l.message.startsWith('Auto-promotion to main'))).toHaveLength(1);
+  });
+
+  describe("the maintenance pass's revisit under a busy table", () => {
+    const throttled = () => Object.assign(new Error('Rate of requests exceeds the allowed throughput.'), { name: 'ThrottlingException' });
+    /** Runs `ids` Completed with their versions stored undecided, each marked for the revisit, their template promoting to endpoint main (serving nothing). */
+    async function leftUndecided(T: string, ids: number[]) {
+      const c = db.stores.console;
+      const at = now();
+      const t = await template(T, { auto_promote: { endpoint_name: 'main', min_factor: 1 } });
+      await c.put(T, 'endpoint', { id: 1, endpoint_name: 'main', is_default: true, model_version: null, created: at, updated_at: at } satisfies Endpoint);
+      for (const id of ids) {
+        const done = { status: 'Completed', progress: 1, started_at: at, finished_at: at, model_version: id, metrics: { ndcg_at_10: 0.5 } } as const;
+        await c.put(T, 'job', queuedRun(id, { algorithm: 'popularity' }, { template_id: t.id, created: at, ...done }));
+        await c.put(T, 'model', {
+          id,
+          version: id,
+          template_id: t.id,
+          job_name: `train-${id}`,
+          created: at,
+          algorithm: 'popularity',
+          metrics: { ndcg_at_10: 0.5 },
+          label: null,
+          description: null,
+          status: 'Trained',
+          artifact: `models/${T}/v${id}.bin`,
+        } satisfies ModelVersion);
+        await c.put(T, 'promotion_due', { id, job_name: `train-${id}`, at } satisfies PromotionDue);
+      }
+      return c;
+    }
+
+    it('waits out a busy table only within the pass budget: no try of a decision starts past it, and the mark stays for the next pass', { timeout: 60_000 }, async () => {
+      const T = 'ap-left-budget';
+      const c = await leftUndecided(T, [1]);
+      const tries: number[] = [];
+      const busy: ConsoleStore = {
+        ...c,
+        async get(tenant, kind, id) {
+          if (kind === 'template') {
+            tries.push(performance.now());
+            throw throttled();
+          }
+          return c.get(tenant, kind, id);
+        },
+      };
+      // The decision's waits at their longest (full jitter): 1, 2, 4, 8 and 16 s; 5 s of budget left.
+      vi.spyOn(Math, 'random').mockReturnValue(0.9999);
+      const until = performance.now() + 5000;
+      try {
+        expect(await decideLeftPromotions(busy, T, now() + PROMOTION_REVISIT_SECONDS, until)).toEqual([]);
+      } finally {
+        vi.restoreAllMocks();
+      }
+      // Until 2026-12-07 a decision started within the budget waited out all 6 tries, some 26 s past
+      // it. A timer's lateness on a loaded machine is allowed for (a second).
+      expect(tries.length).toBeGreaterThan(0);
+      expect(tries.filter((t) => t > until + 1000)).toEqual([]);
+      expect(await c.list(T, 'promotion_due')).toHaveLength(1);
+      // The next pass decides it.
+      expect(await decideLeftPromotions(c, T, now() + PROMOTION_REVISIT_SECONDS)).toEqual(['train-1']);
+      expect(await c.list(T, 'promotion_due')).toEqual([]);
+    });
   });
 
   it('a decision whose read came before two promotions made within the same second (the second putting back the version compared with) decides again: the audit trail lists its promotion last, as written', async () => {
