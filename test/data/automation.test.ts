@@ -619,6 +619,52 @@ describe('auto-promotion', () => {
       expect(await decideLeftPromotions(c, T, now() + PROMOTION_REVISIT_SECONDS)).toEqual(['train-1']);
       expect(await c.list(T, 'promotion_due')).toEqual([]);
     });
+
+    it("a throttled removal of a mark leaves it for the next pass and goes on with the tenant's other marks", async () => {
+      const T = 'ap-left-remove';
+      const c = await leftUndecided(T, [1, 2]);
+      let refused = false;
+      const busy: ConsoleStore = {
+        ...c,
+        async remove(tenant, kind, id, expect, opts) {
+          if (kind === 'promotion_due' && id === 1 && !refused) {
+            refused = true;
+            throw throttled();
+          }
+          return c.remove(tenant, kind, id, expect, opts);
+        },
+      };
+      // Until 2026-12-07 the refusal ended the tenant's revisit: run 2 waited for a later pass.
+      expect(await decideLeftPromotions(busy, T, now() + PROMOTION_REVISIT_SECONDS)).toEqual(['train-1', 'train-2']);
+      expect(refused).toBe(true);
+      expect((await c.list<PromotionDue>(T, 'promotion_due')).map((d) => d.id)).toEqual([1]);
+      expect((await c.get<ModelVersion>(T, 'model', 2))?.promotion).toMatchObject({ automatic: true });
+      // The next pass takes the mark out, its version decided already (nothing decided twice).
+      expect(await decideLeftPromotions(c, T, now() + PROMOTION_REVISIT_SECONDS)).toEqual([]);
+      expect(await c.list(T, 'promotion_due')).toEqual([]);
+      expect((await c.logs(T, 1, undefined, 100)).lines.filter((l) => l.message.startsWith('Auto-promotion to main'))).toHaveLength(1);
+    });
+
+    it("a throttled read of a marked run leaves its mark for the next pass and goes on with the tenant's other marks", async () => {
+      const T = 'ap-left-read';
+      const c = await leftUndecided(T, [1, 2]);
+      let refused = false;
+      const busy: ConsoleStore = {
+        ...c,
+        async get(tenant, kind, id) {
+          if (kind === 'job' && id === 1 && !refused) {
+            refused = true;
+            throw throttled();
+          }
+          return c.get(tenant, kind, id);
+        },
+      };
+      // Until 2026-12-07 the refusal ended the tenant's revisit: run 2 waited for a later pass.
+      expect(await decideLeftPromotions(busy, T, now() + PROMOTION_REVISIT_SECONDS)).toEqual(['train-2']);
+      expect((await c.list<PromotionDue>(T, 'promotion_due')).map((d) => d.id)).toEqual([1]);
+      expect(await decideLeftPromotions(c, T, now() + PROMOTION_REVISIT_SECONDS)).toEqual(['train-1']);
+      expect(await c.list(T, 'promotion_due')).toEqual([]);
+    });
   });
 
   it('a decision whose read came before two promotions made within the same second (the second putting back the version compared with) decides again: the audit trail lists its promotion last, as written', async () => {
