@@ -222,6 +222,15 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
     if (!movedAway) await c.appendLog(tenant, id, [{ ts: now(), message }]);
   };
   if (job.status === 'Stopping') {
+    // Asked to stop while an attempt ran it (a stop comes only to an InProgress run not storing its
+    // version, and the storing mark only to an InProgress run, so a Stopping run never ends but
+    // Stopped, whoever ends it: no attempt of it can be about to complete it). Left, as an
+    // InProgress run below, to its attempt while that may still run: a container task's (the task
+    // ends it, or the task sweep once it stopped), or the worker's within its time limit (the
+    // invocation ends it at its next check, within a second or so). Until 2026-12-07 a second
+    // delivery of the message ended it at once, and the attempt, still training until that check,
+    // logged lines after its `Stopped` line. Past the limit its invocation is over: ended here.
+    if (job.task || (job.started_at !== null && now() - job.started_at <= WORKER_RUN_LOST_SECONDS)) return;
     // Its log says so, as every other end does (until 2026-12-07 it ended at "Stop requested").
     if (await c.update(tenant, 'job', id, { status: 'Stopped', finished_at: now() }, { status: 'Stopping' })) await log('Stopped; no version was created');
     return;

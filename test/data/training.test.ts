@@ -680,6 +680,32 @@ describe('stopping a run races its end', () => {
     expect(lines.at(-1)).toBe('Stopped; no version was created');
   });
 
+  it("a second delivery of a run's message that finds it Stopping leaves it to the attempt that runs it: that attempt's 'Stopped' stays the log's last line", async () => {
+    const T = 'stop-second-delivery';
+    const { c, events, items, blobs, template } = await twoTastes(T);
+    await c.put(T, 'job', job(1, template));
+    // Stopped as the attempt reads the event types; the message's second delivery comes just then.
+    let second = false;
+    const stoppedAsItReads: ConsoleStore = {
+      ...c,
+      async list(tenant, kind) {
+        if (kind === 'event_type' && !second) {
+          second = true;
+          expect((await stopTrainingRun(c, T, 'train-1')).status).toBe('Stopping');
+          await runTraining({ console: c, events, items, blobs }, T, 'train-1');
+        }
+        return c.list(tenant, kind);
+      },
+    };
+    await runTraining({ console: stoppedAsItReads, events, items, blobs }, T, 'train-1');
+    expect(second).toBe(true);
+    expect(await c.get<TrainingRun>(T, 'job', 1)).toMatchObject({ status: 'Stopped', model_version: null });
+    // Until 2026-12-07 the second delivery ended it at once, and the attempt's next lines ('Event type weights ...') followed its 'Stopped'.
+    const lines = (await logsOf(c, T, 1)).split('\n');
+    expect(lines.filter((l) => l.startsWith('Stopped'))).toEqual(['Stopped; no version was created']);
+    expect(lines.at(-1)).toBe('Stopped; no version was created');
+  });
+
   it("a run leaves out the history of a user whose erasure began before its read (the erasure's rewrite may have passed its version by)", async () => {
     const T7 = 'ers';
     const { c, events, items, blobs, template } = await twoTastes(T7);
