@@ -466,12 +466,15 @@ export function dynamoConsoleStore(t: TableRef): ConsoleStore {
         cursorAfter: (id) => auditCursors.encode(Audit.key({ tenant, resource, id }).sk, [tenant, resource]),
       };
     },
-    async appendLog(tenant, jobId, lines) {
-      // Lines this process writes within one millisecond keep their order; no line overwrites another.
-      const ms = nowMs();
-      if (ms !== logClock.ms) Object.assign(logClock, { ms, seq: 0 });
+    async appendLog(tenant, jobId, lines, opts) {
+      // Lines this process writes within one millisecond keep their order; no line overwrites
+      // another (each write its own `writer`). Lines placed at an earlier time (`atMs`) are numbered
+      // among themselves.
       const writer = randomBytes(4).toString('hex');
-      const rows: Row[] = lines.map((l) => ({ ...RunLogLine.key({ tenant, run: jobId, ms, seq: logClock.seq++, writer }), ...l }));
+      const at = opts?.atMs;
+      const ms = at ?? nowMs();
+      if (at === undefined && ms !== logClock.ms) Object.assign(logClock, { ms, seq: 0 });
+      const rows: Row[] = lines.map((l, k) => ({ ...RunLogLine.key({ tenant, run: jobId, ms, seq: at === undefined ? logClock.seq++ : k, writer }), ...l }));
       await putAll(t, rows);
     },
     async logs(tenant, jobId, cursor, limit) {

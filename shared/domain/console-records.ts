@@ -257,7 +257,12 @@ export interface ConsoleStore {
    * another trail or tenant, or none this store gave), and `cursorAfter` an entry of the page.
    */
   auditPage(tenant: string, resource: string, q: { limit: number; after?: string | undefined }): Promise<{ rows: AuditEntry[]; hasMore: boolean; cursorAfter(id: number): string }>;
-  appendLog(tenant: string, jobId: number, lines: LogLine[]): Promise<void>;
+  /**
+   * Appends lines to a run's log, after those written before. With `atMs` (Unix ms), they are
+   * placed as if written then: a line telling of a change that landed at that time, whose writer
+   * learnt of it only later (a lost answer), stays before the lines written after the change.
+   */
+  appendLog(tenant: string, jobId: number, lines: LogLine[], opts?: { atMs?: number }): Promise<void>;
   /**
    * A run's log lines after `after`: `cursor` when more follow now; `end`, after the last line
    * read (or `after` when none was), to read on from once more are written.

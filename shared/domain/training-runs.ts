@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { nowSeconds } from '../clock.ts';
+import { nowMs, nowSeconds } from '../clock.ts';
 import { DeadlinePassed } from '../deadline.ts';
 import { serviceBusy } from '../data/busy.ts';
 import { logger } from '../observability.ts';
@@ -293,6 +293,8 @@ export async function requeueBusyRun(c: Pick<ConsoleStore, 'get' | 'update' | 'a
   // 2026-12-07 such a requeue answered false: its trainer found the run moved on and left it
   // quietly, the run queued again with no line of its log saying so or why.
   let sent: number | undefined;
+  /** When that change was sent (Unix ms): its log line is placed there (below). */
+  let sentMs = 0;
   const landed = (run: TrainingRun | undefined) => sent !== undefined && (run?._busy_retries ?? 0) > sent;
   const requeued = await withRetry(BUSY_WRITE_RETRY, async () => {
     try {
@@ -303,6 +305,7 @@ export async function requeueBusyRun(c: Pick<ConsoleStore, 'get' | 'update' | 'a
       if (done >= BUSY_RETRIES) return { value: false };
       const queued = { status: 'Queued', progress: 0, started_at: null, task: undefined, storing_version: undefined, _attempt: undefined, _unsent_since: nowSeconds(), _busy_retries: done + 1 };
       sent = done;
+      sentMs = nowMs();
       if (await c.update(tenant, 'job', job.id, queued, { status: 'InProgress', _attempt: attempt, _busy_retries: run._busy_retries })) return { value: true };
       return { value: landed(await c.get<TrainingRun>(tenant, 'job', job.id)) };
     } catch (e) {
@@ -311,8 +314,11 @@ export async function requeueBusyRun(c: Pick<ConsoleStore, 'get' | 'update' | 'a
   });
   if (!requeued) return false;
   const message = `A service the run needs was busy (${why}): queued again to start over in a few minutes (retry ${done + 1} of ${BUSY_RETRIES}; its progress starts again from 0)`;
-  // Best-effort: the run is queued again whether or not its log says so.
-  await c.appendLog(tenant, job.id, [{ ts: nowSeconds(), message }]).catch(() => undefined);
+  // Best-effort: the run is queued again whether or not its log says so. Placed, and stamped, at
+  // the time its change was sent: a change that landed but whose answer was lost is learnt of on a
+  // retry, seconds later, and a stop of the Queued run may have ended it meanwhile (until
+  // 2026-12-07 the line then followed its `Stopped before it started`).
+  await c.appendLog(tenant, job.id, [{ ts: Math.floor(sentMs / 1000), message }], { atMs: sentMs }).catch(() => undefined);
   logger.warn('training run queued again: a service was busy', { tenant, run: job.job_name, retry: done + 1, error: why });
   return true;
 }

@@ -1364,6 +1364,34 @@ describe("a run that meets a busy service (throttled after the client's retries)
     expect(await c.get<TrainingRun>(T6, 'job', 1)).toMatchObject({ status: 'Completed', model_version: 1 });
   });
 
+  it("whose requeue landed but answered an error, and which was stopped before the retry learnt it had landed, says it was queued again before its 'Stopped before it started'", async () => {
+    const T = 'busy-lost-requeue-stopped';
+    const { c, events, items, blobs, template } = await twoTastes(T);
+    await c.put(T, 'job', job(1, template));
+    // The requeue's write lands, a stop of the Queued run lands, then the write's answer is a throttling error.
+    let lost = false;
+    const lossy: ConsoleStore = {
+      ...c,
+      async update(tenant, kind, id, set, held) {
+        const done = await c.update(tenant, kind, id, set, held);
+        if (!lost && set.status === 'Queued') {
+          lost = true;
+          await new Promise((r) => setTimeout(r, 5));
+          expect((await stopTrainingRun(c, T, 'train-1')).status).toBe('Stopped');
+          throw throttled();
+        }
+        return done;
+      },
+    };
+    await runTraining({ console: lossy, events: busyEvents(events, () => true), items, blobs }, T, 'train-1');
+    expect(lost).toBe(true);
+    expect(await c.get<TrainingRun>(T, 'job', 1)).toMatchObject({ status: 'Stopped', _busy_retries: 1 });
+    // Until 2026-12-07 its line was written as the retry learnt of it, after the stop's.
+    const lines = (await logsOf(c, T, 1)).split('\n');
+    expect(lines.at(-1)).toBe('Stopped before it started');
+    expect(lines.at(-2)).toMatch(requeuedLine);
+  });
+
   it('whose requeue landed but whose answer was lost (the client sent it again, and its condition refused that) says in its log that it was queued again', async () => {
     const T = 'busy-lost-requeue-retried';
     const { c, events, items, blobs, template } = await twoTastes(T);
