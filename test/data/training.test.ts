@@ -1918,6 +1918,26 @@ describe("a container task's run started under a claim its task never confirmed"
     // One end, the sweep's: the task wrote none of its own.
     expect((await logsOf(c, T, 1)).match(/^(Failed|Stopped|Completed)\b.*$/gm)).toEqual([expect.stringContaining(UNCONFIRMED_TASK_LOST_REASON)]);
   });
+
+  it('whose task is storing its version as the pass ends the run gets no version: the record is not stored beside the Failed run', async () => {
+    const T = 'unconfirmed-storing';
+    const { c, events, items, blobs, template } = await twoTastes(T);
+    await c.put(T, 'job', { ...job(1, template), task: { runner: 'test', claimed_at: Math.floor(Date.now() / 1000) } });
+    // The pass comes UNCONFIRMED_CLAIM_SECONDS into the run, as the task stores its artifact.
+    let swept: { ended: string[]; sent: string[] } | undefined;
+    const sweptAsItStores: typeof blobs = Object.assign(Object.create(blobs) as typeof blobs, {
+      async put(key: string, body: Uint8Array | string) {
+        swept ??= await sweepTaskRuns({ console: c, decide: async () => undefined, queue: noQueue }, T, running, Math.floor(Date.now() / 1000) + UNCONFIRMED_CLAIM_SECONDS);
+        return blobs.put(key, body);
+      },
+    });
+    await runTraining({ console: c, events, items, blobs: sweptAsItStores }, T, 'train-1', { asTask: true, taskToken: taskToken(T, 'train-1', 0) });
+    expect(swept).toEqual({ ended: ['train-1'], sent: [] });
+    expect(await c.get<TrainingRun>(T, 'job', 1)).toMatchObject({ status: 'Failed', model_version: null });
+    // Until 2026-12-07 its trainer went on to store version 1, listed beside the Failed run.
+    expect(await c.get(T, 'model', 1)).toBeUndefined();
+    expect((await logsOf(c, T, 1)).match(/^(Failed|Stopped|Completed)\b.*$/gm)).toEqual([expect.stringContaining(UNCONFIRMED_TASK_LOST_REASON)]);
+  });
 });
 
 describe("a container task whose run's claim is not its own", () => {
