@@ -49,6 +49,8 @@ import { removedRecords, type RemovedRecords } from './removed.ts';
 
 /** The millisecond of this process's latest log line, and the next sequence number within it (two numbers: no cache, no growth). */
 const logClock = { ms: 0, seq: 0 };
+/** The first number of log lines placed at an earlier millisecond (`appendLog`'s `atMs`): above any this process wrote in one (6 digits). */
+const PLACED_SEQ = 900_000;
 
 /**
  * How much of a partition that serving depends on is read: all of it. A cut (there was one, at
@@ -468,13 +470,14 @@ export function dynamoConsoleStore(t: TableRef): ConsoleStore {
     },
     async appendLog(tenant, jobId, lines, opts) {
       // Lines this process writes within one millisecond keep their order; no line overwrites
-      // another (each write its own `writer`). Lines placed at an earlier time (`atMs`) are numbered
-      // among themselves.
+      // another (each write its own `writer`). Lines placed (`atMs`) at a millisecond before this
+      // process's last write follow the lines it wrote in that millisecond (numbered from
+      // PLACED_SEQ: they tell of a change made after those).
       const writer = randomBytes(4).toString('hex');
-      const at = opts?.atMs;
-      const ms = at ?? nowMs();
-      if (at === undefined && ms !== logClock.ms) Object.assign(logClock, { ms, seq: 0 });
-      const rows: Row[] = lines.map((l, k) => ({ ...RunLogLine.key({ tenant, run: jobId, ms, seq: at === undefined ? logClock.seq++ : k, writer }), ...l }));
+      const ms = opts?.atMs ?? nowMs();
+      const earlier = opts?.atMs !== undefined && ms < logClock.ms;
+      if (!earlier && ms !== logClock.ms) Object.assign(logClock, { ms, seq: 0 });
+      const rows: Row[] = lines.map((l, k) => ({ ...RunLogLine.key({ tenant, run: jobId, ms, seq: earlier ? PLACED_SEQ + k : logClock.seq++, writer }), ...l }));
       await putAll(t, rows);
     },
     async logs(tenant, jobId, cursor, limit) {

@@ -369,6 +369,24 @@ describe('training job logs', () => {
       await expect(c.logs('logs', 1, bad, 2)).rejects.toMatchObject({ code: 'validation_error', message: 'Invalid cursor.' });
   });
 
+  it('places a line at an earlier millisecond (atMs) as if written then: after the lines this process wrote in that millisecond, before those after it', async () => {
+    const c = db.stores.console;
+    let ms = 1_700_000_001_000;
+    const restore = setClock({ nowMs: () => ms });
+    try {
+      await c.appendLog('placed', 1, [{ ts: 1, message: 'a1' }]);
+      await c.appendLog('placed', 1, [{ ts: 1, message: 'a2' }]);
+      const sentAt = ms;
+      ms += 5;
+      await c.appendLog('placed', 1, [{ ts: 1, message: 'later' }]);
+      // Told of a change made at `sentAt`, after a1 and a2 (a lost answer learnt of on a retry).
+      await c.appendLog('placed', 1, [{ ts: 1, message: 'change' }], { atMs: sentAt });
+    } finally {
+      restore();
+    }
+    expect((await c.logs('placed', 1, undefined, 10)).lines.map((l) => l.message)).toEqual(['a1', 'a2', 'change', 'later']);
+  });
+
   it("refuses a cursor of another run's log, of this tenant or another (it was read as a time in this log: 200 with its lines skipped)", async () => {
     const c = db.stores.console;
     for (const [tenant, id] of [
