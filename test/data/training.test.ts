@@ -1376,6 +1376,7 @@ describe("a run that meets a busy service (throttled after the client's retries)
         const done = await c.update(tenant, kind, id, set, held);
         if (!lost && set.status === 'Queued') {
           lost = true;
+          // The stop comes a few milliseconds after the change was sent, as a stop request would.
           await new Promise((r) => setTimeout(r, 5));
           expect((await stopTrainingRun(c, T, 'train-1')).status).toBe('Stopped');
           throw throttled();
