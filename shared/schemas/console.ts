@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { between, displayName, intBetween, intParam, kindOf, numericId, oneLineOnly, recordDescription, unstorable } from './common.ts'; // and English messages for zod/mini
+import { between, displayName, intBetween, intOf, intParam, kindOf, numericId, oneLineOnly, recordDescription, unstorable } from './common.ts'; // and English messages for zod/mini
 import { documentAs, documentChecks } from './doc.ts';
 import { NotFound } from '../domain/errors.ts';
 import { EVENT_TYPE_PATTERN, RESERVED_EVENT_FIELDS } from './events.ts';
@@ -110,9 +110,10 @@ const schedule = z
     every: z.optional(z.enum(['hourly', 'daily', 'weekly'])),
     every_hours: z.optional(intBetween('every_hours', 1, 8760)),
     start_at: z.optional(
-      z
-        .int({ error: kindOf('start_at', 'an integer (unix seconds)') })
-        .check(z.positive('start_at must be a positive time in Unix seconds'), z.lte(4_102_444_800, 'start_at must be at most 4102444800 (2100-01-01)')),
+      intOf('start_at', 'an integer (unix seconds)', 'start_at must be a positive time in Unix seconds', 'start_at must be at most 4102444800 (2100-01-01)').check(
+        z.positive('start_at must be a positive time in Unix seconds'),
+        z.lte(4_102_444_800, 'start_at must be at most 4102444800 (2100-01-01)'),
+      ),
     ),
     options: trainingOptions,
   })

@@ -277,9 +277,10 @@ const variants = z.array(variant, { error: kindOf('variants', 'a list') }).check
     if (Math.abs(sum - 100) > 0.001) ctx.addIssue({ code: 'custom', path: [], message: `traffic_percent must sum to 100 (they sum to ${Math.round(sum * 1000) / 1000})`, input: vs });
   }),
 );
-const attributionWindow = z
-  .int({ error: kindOf('attribution_window_seconds', 'an integer') })
-  .check(z.gte(60, 'attribution_window_seconds must be 60 to 2592000 (30 days)'), z.lte(2_592_000, 'attribution_window_seconds must be 60 to 2592000 (30 days)'));
+const attributionWindow = intOf('attribution_window_seconds', 'an integer', 'attribution_window_seconds must be 60 to 2592000 (30 days)').check(
+  z.gte(60, 'attribution_window_seconds must be 60 to 2592000 (30 days)'),
+  z.lte(2_592_000, 'attribution_window_seconds must be 60 to 2592000 (30 days)'),
+);
 export const DEFAULT_ATTRIBUTION_WINDOW = 86_400;
 
 export const experimentBody = z.strictObject({

@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { contextIdInBody, ID_PATTERN, intParam, jsonValue, kindOf, limitParam, missingOr, numericId, unstorableProperties } from './common.ts';
+import { contextIdInBody, ID_PATTERN, intOf, intParam, jsonValue, limitParam, missingOr, numericId, unstorableProperties } from './common.ts';
 import { EventNotFound } from '../domain/errors.ts';
 import { documentAs } from './doc.ts';
 
@@ -41,9 +41,10 @@ const eventFields = z.catchall(
     // null is "not given" (the ingest time), as for the other nullable fields and any other `*_at`.
     occurred_at: z.optional(
       z.nullable(
-        z
-          .int({ error: kindOf('occurred_at', 'an integer (Unix seconds) or null') })
-          .check(z.gte(0, 'occurred_at must not be negative'), z.lte(MAX_SECONDS, 'occurred_at must be in Unix seconds, not milliseconds')),
+        intOf('occurred_at', 'an integer (Unix seconds) or null', 'occurred_at must not be negative', 'occurred_at must be in Unix seconds, not milliseconds').check(
+          z.gte(0, 'occurred_at must not be negative'),
+          z.lte(MAX_SECONDS, 'occurred_at must be in Unix seconds, not milliseconds'),
+        ),
       ),
     ),
     session_id: optionalText,

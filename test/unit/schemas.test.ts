@@ -331,6 +331,29 @@ describe('validation messages', () => {
     }
   });
 
+  it("say once that an integer past the safe integers is out of range in the fields ef39836e left (an experiment's attribution window, a schedule's start_at, an event's occurred_at)", () => {
+    // Until the review of ef39836e these still said "must be an integer" beside their range message.
+    for (const n of [JSON.parse('9007199254740993') as number, 1e300, -1e300]) {
+      const big = n > 0;
+      expect(fieldErrors(() => parseOrThrow(experimentBody, { name: 'e', context_id: 1, variants: [], attribution_window_seconds: n }, 'body')).attribution_window_seconds, String(n)).toEqual([
+        'attribution_window_seconds must be 60 to 2592000 (30 days)',
+      ]);
+      expect(fieldErrors(() => parseOrThrow(templateBody, { name: 't', schedule: { every: 'daily', start_at: n } }, 'body'))['schedule.start_at'], String(n)).toEqual([
+        big ? 'start_at must be at most 4102444800 (2100-01-01)' : 'start_at must be a positive time in Unix seconds',
+      ]);
+      expect(fieldErrors(() => parseOrThrow(ingestEventsBody, [{ type: 'view', user_id: 'u', item_id: 1, occurred_at: n }], 'body'))['0.occurred_at'], String(n)).toEqual([
+        big ? 'occurred_at must be in Unix seconds, not milliseconds' : 'occurred_at must not be negative',
+      ]);
+    }
+    // Another kind of value, or a fraction, is still told as such.
+    expect(fieldErrors(() => parseOrThrow(experimentBody, { name: 'e', context_id: 1, variants: [], attribution_window_seconds: 60.5 }, 'body')).attribution_window_seconds).toEqual([
+      'attribution_window_seconds must be an integer',
+    ]);
+    expect(fieldErrors(() => parseOrThrow(ingestEventsBody, [{ type: 'view', user_id: 'u', item_id: 1, occurred_at: 'now' }], 'body'))['0.occurred_at']).toEqual([
+      'occurred_at must be an integer (Unix seconds) or null',
+    ]);
+  });
+
   it('say a value is out of range, not that it is missing or of another type', () => {
     expect(fieldErrors(() => parseOrThrow(createItemsBody, { name: 'a'.repeat(1001) }, 'body')).name).toEqual(['name must be at most 1000 characters']);
     expect(fieldErrors(() => parseOrThrow(searchBody, { query: 'x', limit: 0 }, 'body')).limit).toEqual(['limit must be between 1 and 100']);
