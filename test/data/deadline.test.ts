@@ -123,6 +123,52 @@ describe('a deadline', () => {
     }
   });
 
+  it('cuts no SDK call that runs outside the deadline (outsideDeadline, as group commits and take-backs run) or under none, and leaves no listener on the signal', async () => {
+    // Review of 0b5b9f7f: the SDK handler takes the deadline's signal only where the call runs within it.
+    const { createServer } = await import('node:http');
+    const { makeTable, closeTable } = await import('../../shared/data/client.ts');
+    const { outsideDeadline } = await import('../../shared/deadline.ts');
+    // Answers each PutItem after 300 ms (past a 50 ms deadline).
+    const server = createServer((_req, res) => {
+      _req.resume();
+      setTimeout(() => res.writeHead(200, { 'content-type': 'application/x-amz-json-1.0' }).end('{}'), 300);
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const { port } = server.address() as { port: number };
+    const slow = makeTable('deadline-slow', `http://127.0.0.1:${port}`, 'us-east-1');
+    try {
+      let signal: AbortSignal | undefined;
+      const ended = await withinDeadline(50, async () => {
+        signal = deadlineSignal();
+        const outside = outsideDeadline(() => put(slow, row('outside'))).then(
+          () => 'written',
+          (e: unknown) => e,
+        );
+        const within = put(slow, row('within')).then(
+          () => 'written',
+          (e: unknown) => e,
+        );
+        return Promise.all([outside, within]);
+      });
+      expect(ended[0]).toBe('written');
+      expect(ended[1]).toBeInstanceOf(DeadlinePassed);
+      expect(signal?.aborted).toBe(true);
+      expect(getEventListeners(signal as AbortSignal, 'abort')).toHaveLength(0);
+      // Under no deadline (maintenance, background work): written, however long it takes.
+      expect(await put(slow, row('none')).then(() => 'written')).toBe('written');
+      // A call that ends within its deadline leaves no listener on it either.
+      const inTime = await withinDeadline(5_000, async () => {
+        await put(slow, row('in-time'));
+        return getEventListeners(deadlineSignal() as AbortSignal, 'abort').length;
+      });
+      expect(inTime).toBe(0);
+    } finally {
+      closeTable(slow);
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    }
+  });
+
   it("is a handler's time limit: what its domain call would write after the 503 is never written", async () => {
     const { httpHandler } = await import('../../shared/http/handler.ts');
     let done: (v: unknown) => void = () => {};
