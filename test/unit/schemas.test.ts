@@ -354,6 +354,18 @@ describe('validation messages', () => {
     ]);
   });
 
+  it('say that JSON\'s 1e400 (read as Infinity) in an integer field is out of range, as they say of 1e300, not "must be an integer"', () => {
+    const inf = JSON.parse('1e400') as number;
+    expect(fieldErrors(() => parseOrThrow(ruleBody, { name: 'r', context_id: inf, boost: 2, conditions: [], starts_at: -inf }, 'body'))).toEqual({
+      context_id: ['context_id is out of range'],
+      starts_at: ['starts_at must be Unix seconds'],
+    });
+    expect(fieldErrors(() => parseOrThrow(rerankBody, { context_id: 1, max_per_category: inf }, 'body')).max_per_category).toEqual(['max_per_category must be between 1 and 100']);
+    expect(fieldErrors(() => parseOrThrow(experimentBody, { name: 'e', context_id: 1, variants: [], attribution_window_seconds: inf }, 'body')).attribution_window_seconds).toEqual([
+      'attribution_window_seconds must be 60 to 2592000 (30 days)',
+    ]);
+  });
+
   it('say a value is out of range, not that it is missing or of another type', () => {
     expect(fieldErrors(() => parseOrThrow(createItemsBody, { name: 'a'.repeat(1001) }, 'body')).name).toEqual(['name must be at most 1000 characters']);
     expect(fieldErrors(() => parseOrThrow(searchBody, { query: 'x', limit: 0 }, 'body')).limit).toEqual(['limit must be between 1 and 100']);
