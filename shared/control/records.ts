@@ -708,11 +708,13 @@ const CREDENTIAL_RESOURCE = /^(clients|api-keys)\//;
 /**
  * A resource's trail, newest first. Its id past the largest a record can have (digits, as sent)
  * names no record and so has no trail: an empty page, without a read (as a rounded id or a key of
- * any length would not be).
+ * any length would not be). A cursor sent with it is checked as any (until the review of 50953d08
+ * that empty page was answered whatever `starting_after` held).
  */
 export async function listAudit(c: ControlPorts, tenant: string, q: S.AuditQuery) {
-  if (!CREDENTIAL_RESOURCE.test(q.resource) && !Number.isSafeInteger(Number(q.resource.slice(q.resource.indexOf('/') + 1)))) return listOf<AuditEntry>([], false);
-  const page = await c.auditPage(tenant, q.resource, { limit: q.limit, after: q.starting_after }).catch((e: unknown) => {
+  const none = !CREDENTIAL_RESOURCE.test(q.resource) && !Number.isSafeInteger(Number(q.resource.slice(q.resource.indexOf('/') + 1)));
+  if (none && q.starting_after === undefined) return listOf<AuditEntry>([], false);
+  const page = await c.auditPage(tenant, q.resource, { limit: q.limit, after: q.starting_after, ...(none ? { none } : {}) }).catch((e: unknown) => {
     // The store's refusal of a cursor names it `cursor`; this list takes it as `starting_after`.
     const why = e instanceof InvalidInput ? e.fieldErrors?.cursor : undefined;
     if (e instanceof InvalidInput && why) throw new InvalidInput(e.message, { starting_after: why });

@@ -461,11 +461,13 @@ export function dynamoConsoleStore(t: TableRef): ConsoleStore {
     auditId: (tenant) => allocateIds(t, tenant, 'audit', 1),
     async auditPage(tenant, resource, q) {
       const before = q.after !== undefined ? { lt: auditCursors.decode(q.after, [tenant, resource]) } : undefined;
+      const cursorAfter = (id: number) => auditCursors.encode(Audit.key({ tenant, resource, id }).sk, [tenant, resource]);
+      if (q.none) return { rows: [], hasMore: false, cursorAfter };
       const rows = await queryUpTo(t, { ...Audit.indexes.primary.query({ tenant, resource }, before), ScanIndexForward: false, ConsistentRead: true }, q.limit + 1);
       return {
         rows: rows.slice(0, q.limit).map((r) => stripKeys(r) as unknown as AuditEntry),
         hasMore: rows.length > q.limit,
-        cursorAfter: (id) => auditCursors.encode(Audit.key({ tenant, resource, id }).sk, [tenant, resource]),
+        cursorAfter,
       };
     },
     async appendLog(tenant, jobId, lines, opts) {

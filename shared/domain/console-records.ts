@@ -255,8 +255,10 @@ export interface ConsoleStore {
   /**
    * A resource's history, newest first: entries below the cursor `after` (400 for a cursor of
    * another trail or tenant, or none this store gave), and `cursorAfter` an entry of the page.
+   * `none`: the resource names no record (an id past the largest): its cursor is checked as any,
+   * and the page is empty without a read.
    */
-  auditPage(tenant: string, resource: string, q: { limit: number; after?: string | undefined }): Promise<{ rows: AuditEntry[]; hasMore: boolean; cursorAfter(id: number): string }>;
+  auditPage(tenant: string, resource: string, q: { limit: number; after?: string | undefined; none?: boolean }): Promise<{ rows: AuditEntry[]; hasMore: boolean; cursorAfter(id: number): string }>;
   /**
    * Appends lines to a run's log, after those written before. With `atMs` (Unix ms), they are
    * placed as if written then: a line telling of a change that landed at that time, whose writer

@@ -743,6 +743,23 @@ describe('audit trail', () => {
     }
     invalid(await P('GET', '/api/audit?resource=rules/099999999999999999'), 'resource');
   });
+
+  it('refuses a cursor sent with an id past the largest as it refuses one elsewhere: that empty trail never gave one (review of 50953d08)', async () => {
+    // Until the review the empty page was answered whatever starting_after held: a bare id, another trail's cursor, anything.
+    const r = ok(await P('POST', '/api/rules', rule({ name: 'trail past the largest' })), 201);
+    ok(await P('PATCH', `/api/rules/${r.id}`, { boost: 2 }));
+    const ofR = ok(await P('GET', `/api/audit?resource=rules/${r.id}&limit=1`));
+    const cursor = encodeURIComponent(ofR.next_cursor);
+    for (const id of ['9007199254740992', '9'.repeat(2000)]) {
+      expect((await P('GET', `/api/audit?resource=rules/${id}&starting_after=${cursor}`)).body, id).toEqual({
+        error: "Invalid cursor. starting_after: This cursor is from another resource's or another tenant's audit trail.",
+      });
+      for (const made of ['1', 'not-a-cursor']) {
+        expect((await P('GET', `/api/audit?resource=rules/${id}&starting_after=${made}`)).body, made).toEqual({ error: 'Invalid cursor. starting_after: Not a cursor returned by this API.' });
+      }
+      expect(ok(await P('GET', `/api/audit?resource=rules/${id}`))).toEqual({ data: [], has_more: false, next_cursor: null });
+    }
+  });
 });
 
 describe('contexts, event types and serving endpoints, each read by id', () => {
