@@ -174,6 +174,16 @@ export const intOf = (field: string, kind: string, below: string, above: string 
       issue.code === 'too_big' || issue.input === Number.POSITIVE_INFINITY ? above : issue.code === 'too_small' || issue.input === Number.NEGATIVE_INFINITY ? below : kindOf(field, kind)(issue),
     abort: true,
   });
+/**
+ * An integer field with the locale's messages (`plainMessage`), told once past the safe integers
+ * too, as `intOf` tells a named field: `low` and `high` are what its own range check says below and
+ * above (z.int's bound said "Must be at least -9007199254740991." beside it until 2026-12-07).
+ */
+export const plainInt = (low: string, high = `Must be at most ${Number.MAX_SAFE_INTEGER}.`) =>
+  z.int({
+    error: (issue) => (issue.code === 'too_big' || issue.input === Number.POSITIVE_INFINITY ? high : issue.code === 'too_small' || issue.input === Number.NEGATIVE_INFINITY ? low : undefined),
+    abort: true,
+  });
 /** An integer field of a closed range (`between`), told once past the safe integers too (`intOf`). */
 export const intBetween = (field: string, min: number, max: number) => intOf(field, 'an integer', `${field} must be between ${min} and ${max}`).check(...between(field, min, max));
 

@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { between, displayName, intBetween, intOf, intParam, kindOf, numericId, oneLineOnly, recordDescription, unstorable } from './common.ts'; // and English messages for zod/mini
+import { between, displayName, intBetween, intOf, intParam, kindOf, plainInt, numericId, oneLineOnly, recordDescription, unstorable } from './common.ts'; // and English messages for zod/mini
 import { documentAs, documentChecks } from './doc.ts';
 import { NotFound } from '../domain/errors.ts';
 import { EVENT_TYPE_PATTERN, RESERVED_EVENT_FIELDS } from './events.ts';
@@ -50,7 +50,7 @@ const thresholds = z.strictObject({
  * A template's event types: `weight` multiplies the event type's own weight (1 to 100) in the
  * runs trained from it (default 1: the event type's weight as it is).
  */
-const templateEventTypes = z.array(z.strictObject({ id: z.int().check(z.positive()), weight: z.optional(storable('weight').check(...between('weight', 1, 100))) })).check(
+const templateEventTypes = z.array(z.strictObject({ id: plainInt('Must be greater than 0.').check(z.positive()), weight: z.optional(storable('weight').check(...between('weight', 1, 100))) })).check(
   z.minLength(1),
   z.maxLength(50),
   // One weight per event type: a second entry for the same type would leave which one counts to chance.
@@ -83,7 +83,7 @@ export const DEFAULT_TRAINING_OPTIONS = { epochs: 5, batch_size: 256, learning_r
 const trainingOptions = z._default(
   z.optional(
     z.strictObject({
-      epochs: z._default(z.optional(z.int().check(z.gte(1), z.lte(50))), 5),
+      epochs: z._default(z.optional(plainInt('Must be at least 1.', 'Must be at most 50.').check(z.gte(1), z.lte(50))), 5),
       batch_size: z._default(z.optional(z.union([z.literal(64), z.literal(128), z.literal(256), z.literal(512)], { error: 'batch_size must be 64, 128, 256 or 512' })), 256),
       learning_rate: z._default(z.optional(storable('learning_rate').check(z.positive('learning_rate must be above 0 and at most 1'), z.lte(1, 'learning_rate must be above 0 and at most 1'))), 0.001),
       algorithm: z._default(z.optional(z.enum(ALGORITHMS)), DEFAULT_TRAINING_OPTIONS.algorithm),
@@ -92,7 +92,7 @@ const trainingOptions = z._default(
   { ...DEFAULT_TRAINING_OPTIONS },
 );
 export const trainingJobBody = z.strictObject({
-  template_id: z.int().check(z.positive()),
+  template_id: plainInt('Must be greater than 0.').check(z.positive()),
   options: trainingOptions,
 });
 export type TrainingJobBody = z.output<typeof trainingJobBody>;

@@ -354,6 +354,35 @@ describe('validation messages', () => {
     ]);
   });
 
+  it("say once that an integer past the safe integers is out of range in a training job's and a template's ids and epochs (review of ef39836e)", () => {
+    // Until the review: z.int's own bound beside the range check, "Must be at least -9007199254740991." and "Must be greater than 0.".
+    for (const n of [JSON.parse('9007199254740993') as number, 1e300, JSON.parse('1e400') as number]) {
+      expect(
+        fieldErrors(() => parseOrThrow(trainingJobBody, { template_id: n, options: { epochs: n } }, 'body')),
+        String(n),
+      ).toEqual({
+        template_id: ['Must be at most 9007199254740991.'],
+        'options.epochs': ['Must be at most 50.'],
+      });
+      expect(
+        fieldErrors(() => parseOrThrow(trainingJobBody, { template_id: -n, options: { epochs: -n } }, 'body')),
+        String(-n),
+      ).toEqual({
+        template_id: ['Must be greater than 0.'],
+        'options.epochs': ['Must be at least 1.'],
+      });
+      expect(
+        fieldErrors(() => parseOrThrow(templateBody, { name: 't', event_types: [{ id: -n }] }, 'body')),
+        String(-n),
+      ).toEqual({ 'event_types.0.id': ['Must be greater than 0.'] });
+    }
+    // Within range, as before.
+    expect(fieldErrors(() => parseOrThrow(trainingJobBody, { template_id: 1.5, options: { epochs: 0 } }, 'body'))).toEqual({
+      template_id: ['Must be an integer.'],
+      'options.epochs': ['Must be at least 1.'],
+    });
+  });
+
   it('say that JSON\'s 1e400 (read as Infinity) in an integer field is out of range, as they say of 1e300, not "must be an integer"', () => {
     const inf = JSON.parse('1e400') as number;
     expect(fieldErrors(() => parseOrThrow(ruleBody, { name: 'r', context_id: inf, boost: 2, conditions: [], starts_at: -inf }, 'body'))).toEqual({
