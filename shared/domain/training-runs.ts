@@ -42,6 +42,12 @@ export interface TrainingRun extends ConsoleRecord {
    */
   storing_version?: number;
   /**
+   * Internal, not shown: when (Unix seconds) the trainer wrote `storing_version`. The maintenance
+   * pass's end of a run under a claim its task never confirmed (`sweepTaskRuns`), whose task may
+   * still be storing that version, waits STORING_GRACE_SECONDS from it.
+   */
+  _storing_since?: number;
+  /**
    * Internal, not shown: set (only while Queued, once) by the training worker that hands the run
    * to a container task (shared/recs/launcher.ts), so a redelivered message starts no second one.
    */
@@ -185,7 +191,10 @@ export async function sendRun(c: Pick<ConsoleStore, 'update'>, queue: WorkQueue,
 /** How long a run may stay stored and unsent before the maintenance pass sends it: its request's time and more. */
 export const UNSENT_RUN_GRACE_SECONDS = 120;
 
-export const trainingRunView = ({ id: _id, storing_version: _s, task: _t, _unsent_since: _u, _busy_retries: _b, _attempt: _a, ...j }: TrainingRun) => ({ ...j, scheduled_at: j.scheduled_at ?? null });
+export const trainingRunView = ({ id: _id, storing_version: _s, _storing_since: _ss, task: _t, _unsent_since: _u, _busy_retries: _b, _attempt: _a, ...j }: TrainingRun) => ({
+  ...j,
+  scheduled_at: j.scheduled_at ?? null,
+});
 /** The id of the run a name can belong to: exactly the name trainingRunName gives it, else none. */
 const trainingRunIdOf = (name: string): number | undefined => {
   const id = trainingRunId(name);
@@ -303,7 +312,17 @@ export async function requeueBusyRun(c: Pick<ConsoleStore, 'get' | 'update' | 'a
       if (run?.status !== 'InProgress' || run._attempt !== attempt) return { value: false };
       done = run._busy_retries ?? 0;
       if (done >= BUSY_RETRIES) return { value: false };
-      const queued = { status: 'Queued', progress: 0, started_at: null, task: undefined, storing_version: undefined, _attempt: undefined, _unsent_since: nowSeconds(), _busy_retries: done + 1 };
+      const queued = {
+        status: 'Queued',
+        progress: 0,
+        started_at: null,
+        task: undefined,
+        storing_version: undefined,
+        _storing_since: undefined,
+        _attempt: undefined,
+        _unsent_since: nowSeconds(),
+        _busy_retries: done + 1,
+      };
       sent = done;
       sentMs = nowMs();
       if (await c.update(tenant, 'job', job.id, queued, { status: 'InProgress', _attempt: attempt, _busy_retries: run._busy_retries })) return { value: true };

@@ -91,6 +91,14 @@ const unconfirmed = (claim: RunTask) => ({ 'task.runner': claim.runner, 'task.cl
  */
 export const UNCONFIRMED_TASK_LOST_REASON = `its training task never recorded its id, ${UNCONFIRMED_CLAIM_SECONDS / 60} minutes after the run started: it could not be followed, and was taken for stopped`;
 
+/**
+ * How long the maintenance pass leaves a run under an unconfirmed claim that is storing its
+ * version (`storing_version`, written `_storing_since`) before it ends it from what is stored:
+ * its task, which the pass cannot ask after, may still be writing the artifact and the version
+ * record, and storing takes no longer than a training worker's whole run may (WORKER_RUN_LOST_SECONDS).
+ */
+export const STORING_GRACE_SECONDS = WORKER_RUN_LOST_SECONDS;
+
 /** The idempotency token of a run's task (shared/domain/training-runs.ts, where the task's start checks it too). */
 export { taskToken };
 
@@ -443,6 +451,13 @@ export async function sweepTaskRuns(
       // moved on (its claim confirmed, queued again, another attempt's) is left. A task of that
       // attempt still training finds its run ended at its next check (not its attempt's any more)
       // and stops quietly; its own ends hold the attempt and its status, so it writes no second one.
+      // Not while it may be storing its version (its storing mark younger than STORING_GRACE_SECONDS):
+      // past that mark the task no longer checks its run, and stores the version record whatever the
+      // run says, so a Failed end now ("nothing was stored") would be followed by a version listed
+      // beside it (3329e50d, until a review on 2026-12-07). The task completes it, or, dead, the
+      // pass ends it from what is stored once the grace has passed.
+      const storingSince = job._storing_since ?? job.started_at ?? claim.claimed_at;
+      if (job.status === 'InProgress' && job.storing_version !== undefined && now - storingSince < STORING_GRACE_SECONDS) continue;
       const unconfirmedAttempt = { ...unconfirmed(claim), _attempt: job._attempt };
       const status = await endInterruptedRun(c, tenant, job, UNCONFIRMED_TASK_LOST_REASON, unconfirmedAttempt);
       if (!status) continue;

@@ -525,7 +525,8 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
     // wins and nothing is stored (the number is skipped, never reused). The artifact is stored
     // before the version record, and the record before the run is Completed.
     const version = await c.nextId(tenant, 'model');
-    if (!(await c.update(tenant, 'job', id, { storing_version: version }, { status: 'InProgress', storing_version: undefined, _attempt: attempt }))) throw new Stopped('stopped');
+    if (!(await c.update(tenant, 'job', id, { storing_version: version, _storing_since: now() }, { status: 'InProgress', storing_version: undefined, _attempt: attempt })))
+      throw new Stopped('stopped');
     storingVersion = version;
     const key = modelArtifactKey(tenant, version);
     // Users whose erasure began before this run's read: their histories stay out of the artifact

@@ -1920,24 +1920,35 @@ describe("a container task's run started under a claim its task never confirmed"
     expect((await logsOf(c, T, 1)).match(/^(Failed|Stopped|Completed)\b.*$/gm)).toEqual([expect.stringContaining(UNCONFIRMED_TASK_LOST_REASON)]);
   });
 
-  it('whose task is storing its version as the pass ends the run gets no version: the record is not stored beside the Failed run', async () => {
+  it('whose task is storing its version as the pass comes is left to it: no version is stored beside a run ended Failed; a storing mark past the grace is ended from what is stored', async () => {
     const T = 'unconfirmed-storing';
     const { c, events, items, blobs, template } = await twoTastes(T);
     await c.put(T, 'job', { ...job(1, template), task: { runner: 'test', claimed_at: Math.floor(Date.now() / 1000) } });
-    // The pass comes UNCONFIRMED_CLAIM_SECONDS into the run, as the task stores its artifact.
+    // The pass comes UNCONFIRMED_CLAIM_SECONDS into the run, as the task stores its artifact (its storing mark written, its version not yet).
     let swept: { ended: string[]; sent: string[] } | undefined;
-    const sweptAsItStores: typeof blobs = Object.assign(Object.create(blobs) as typeof blobs, {
-      async put(key: string, body: Uint8Array | string) {
-        swept ??= await sweepTaskRuns({ console: c, decide: async () => undefined, queue: noQueue }, T, running, Math.floor(Date.now() / 1000) + UNCONFIRMED_CLAIM_SECONDS);
+    const sweptAsItStores = blobsOver(blobs, {
+      async put(key, body) {
+        if (!swept) swept = await sweepTaskRuns({ console: c, decide: async () => undefined, queue: noQueue }, T, running, Math.floor(Date.now() / 1000) + UNCONFIRMED_CLAIM_SECONDS);
         return blobs.put(key, body);
       },
     });
     await runTraining({ console: c, events, items, blobs: sweptAsItStores }, T, 'train-1', { asTask: true, taskToken: taskToken(T, 'train-1', 0) });
-    expect(swept).toEqual({ ended: ['train-1'], sent: [] });
-    expect(await c.get<TrainingRun>(T, 'job', 1)).toMatchObject({ status: 'Failed', model_version: null });
-    // Until 2026-12-07 its trainer went on to store version 1, listed beside the Failed run.
-    expect(await c.get(T, 'model', 1)).toBeUndefined();
-    expect((await logsOf(c, T, 1)).match(/^(Failed|Stopped|Completed)\b.*$/gm)).toEqual([expect.stringContaining(UNCONFIRMED_TASK_LOST_REASON)]);
+    // Until 2026-12-07 (3329e50d) the pass ended it Failed ("nothing was stored") and the task then stored version 1 all the same.
+    const [run, version] = await Promise.all([c.get<TrainingRun>(T, 'job', 1), c.get<ModelVersion>(T, 'model', 1)]);
+    expect({ run: run?.status, version: version?.job_name }).toEqual({ run: 'Completed', version: 'train-1' });
+    expect(run).toMatchObject({ model_version: 1 });
+    expect(swept).toEqual({ ended: [], sent: [] });
+    expect((await logsOf(c, T, 1)).match(/^(Failed|Stopped|Completed)\b.*$/gm)).toEqual(['Completed: version 1']);
+
+    // A run whose storing mark is older than the grace (its task died storing) is ended as far as it got.
+    const now = Math.floor(Date.now() / 1000);
+    const past = now - UNCONFIRMED_CLAIM_SECONDS;
+    const storing = { status: 'InProgress', progress: 0.9, created: past, started_at: past, task: { runner: 'test', claimed_at: past }, _attempt: 'a2', storing_version: 2 } as const;
+    await c.put(T, 'job', queuedRun(2, { algorithm: 'popularity' }, { ...storing, _storing_since: now - WORKER_RUN_LOST_SECONDS }));
+    await c.put(T, 'job', queuedRun(3, { algorithm: 'popularity' }, { ...storing, _attempt: 'a3', storing_version: 3, _storing_since: now - 30 }));
+    expect(await sweepTaskRuns({ console: c, decide: async () => undefined, queue: noQueue }, T, running, now)).toEqual({ ended: ['train-2'], sent: [] });
+    expect(await c.get(T, 'job', 2)).toMatchObject({ status: 'Failed', error: expect.stringContaining(UNCONFIRMED_TASK_LOST_REASON) });
+    expect(await c.get(T, 'job', 3)).toMatchObject({ status: 'InProgress', storing_version: 3 });
   });
 });
 
