@@ -39,15 +39,17 @@ export type Attempt<T> = { value: T } | { failure: unknown; retryable: boolean }
  * Runs `attempt` (given its number, from 1) until it answers a value, waiting `retryDelay`
  * between attempts (none when it is 0). A failure that is not retryable, or the last attempt's, is thrown;
  * so is one whose wait would end at or past `until` (performance.now() time), for a caller with a
- * time budget: no wait runs past it, and no attempt starts after it.
+ * time budget: no wait runs past it, and no attempt starts after it. A function `until` is asked
+ * at each wait (a caller whose attempt got half way, such as a decision whose first write landed,
+ * lifts its budget until it is done).
  */
-export async function withRetry<T>(p: RetryPolicy, attempt: (n: number) => Promise<Attempt<T>>, until = Number.POSITIVE_INFINITY): Promise<T> {
+export async function withRetry<T>(p: RetryPolicy, attempt: (n: number) => Promise<Attempt<T>>, until: number | (() => number) = Number.POSITIVE_INFINITY): Promise<T> {
   for (let n = 1; ; n++) {
     const out = await attempt(n);
     if ('value' in out) return out.value;
     if (!out.retryable || n >= p.attempts) throw out.failure;
     const delay = retryDelay(p, n);
-    if (performance.now() + delay >= until) throw out.failure;
+    if (performance.now() + delay >= (typeof until === 'function' ? until() : until)) throw out.failure;
     if (delay > 0) await sleep(delay);
   }
 }

@@ -104,7 +104,11 @@ export async function decideAutoPromotion(c: ConsoleStore, tenant: string, name:
   // Each try starts over from what is stored (a decision recorded meanwhile stands), but keeps
   // the decision whose endpoint write landed before a later step was refused (`landed`). With
   // `until` (performance.now() time: the maintenance pass's budget), no wait runs past it: the
-  // busy failure is thrown then, and the pass tries again at its next run.
+  // busy failure is thrown then, and the pass tries again at its next run. Once a try's promotion
+  // has landed on the endpoint (`landed`, with its audit entry), the decision is finished, its
+  // record and log written, within LANDED_DECISION_GRACE_MS past the budget. Cut there, the next
+  // pass started over without it and recorded "already serves", compared with the version itself
+  // (9d463ade, until a review on 2026-12-07).
   const tries: DecideTries = {};
   return withRetry(
     DECIDE_RETRY,
@@ -115,9 +119,16 @@ export async function decideAutoPromotion(c: ConsoleStore, tenant: string, name:
         return { failure: e, retryable: serviceBusy(e) };
       }
     },
-    until,
+    () => (tries.landed ? until + LANDED_DECISION_GRACE_MS : until),
   );
 }
+
+/**
+ * How long past a caller's time budget (`decideAutoPromotion`'s `until`) a decision whose promotion
+ * landed on the endpoint still waits out a busy table to write its record: the maintenance pass's
+ * budget (40 s) and this stay within its function's 60 s.
+ */
+export const LANDED_DECISION_GRACE_MS = 15_000;
 
 /** How a decision is tried again while the table is busy: 6 tries, waits of up to 1, 2, 4, 8 and 16 s (full jitter: about 15 s in all on average). */
 const DECIDE_RETRY = { attempts: 6, baseMs: 500, maxMs: 16_000, jitter: 'full' } as const;

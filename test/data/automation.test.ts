@@ -665,6 +665,44 @@ describe('auto-promotion', () => {
       expect(await decideLeftPromotions(c, T, now() + PROMOTION_REVISIT_SECONDS)).toEqual(['train-1']);
       expect(await c.list(T, 'promotion_due')).toEqual([]);
     });
+
+    it('finishes, past the pass budget, a decision whose endpoint write landed: its record says the comparison it made, not "already serves" compared with itself at a later pass', async () => {
+      const T = 'ap-left-landed';
+      const c = await leftUndecided(T, [1]);
+      let refused = 0;
+      const busy: ConsoleStore = {
+        ...c,
+        async update(...args: Parameters<ConsoleStore['update']>) {
+          // The approval, once the promotion's endpoint write (with its audit entry) has landed.
+          if (args[1] === 'model' && 'promotion' in args[3] && refused < 1) {
+            refused += 1;
+            throw throttled();
+          }
+          return c.update(...args);
+        },
+      };
+      // The decision's first wait at its longest (full jitter: 1 s), past the 100 ms of budget left.
+      vi.spyOn(Math, 'random').mockReturnValue(0.9999);
+      try {
+        await decideLeftPromotions(busy, T, now() + PROMOTION_REVISIT_SECONDS, performance.now() + 100);
+      } finally {
+        vi.restoreAllMocks();
+      }
+      expect(refused).toBe(1);
+      // A later pass, should the mark still be there.
+      await decideLeftPromotions(c, T, now() + PROMOTION_REVISIT_SECONDS);
+      // Until 2026-12-07 (9d463ade) the budget cut it between the endpoint write and the approval,
+      // and the next pass recorded "version 1 already serves main", compared with version 1 itself.
+      expect((await c.get<ModelVersion>(T, 'model', 1))?.promotion).toMatchObject({ promoted: true, compared_with: null, reason: 'holdout nDCG@10 0.5; no version served main' });
+      expect(await c.get<ModelVersion>(T, 'model', 1)).toMatchObject({ status: 'Approved' });
+      expect((await c.auditPage(T, 'model-endpoints/1', { limit: 10 })).rows.map((e) => [e.before, e.after])).toEqual([
+        [
+          { endpoint_name: 'main', model_version: null },
+          { endpoint_name: 'main', model_version: 1 },
+        ],
+      ]);
+      expect(await c.list(T, 'promotion_due')).toEqual([]);
+    });
   });
 
   it('a decision whose read came before two promotions made within the same second (the second putting back the version compared with) decides again: the audit trail lists its promotion last, as written', async () => {
