@@ -293,6 +293,17 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
   };
   const hooks: TrainHooks = { shouldStop: () => stopRequested || movedAway };
   /**
+   * A line of the run's progress (not its end): written after a fresh look at the run (a read that
+   * fails writes it as before), so a run ended by another meanwhile gets none after its end. The
+   * maintenance pass ends a run whose task may still train (one under a claim never confirmed,
+   * `sweepTaskRuns`): until a review on 2026-12-07 (3329e50d) that task's lines up to its next
+   * check ('Event type weights ...', 'Read N usable events ...') followed the pass's 'Failed' line.
+   */
+  const note = async (message: string) => {
+    await checkStop(true).catch(() => undefined);
+    await log(message);
+  };
+  /**
    * A write of the run's progress: only while it is InProgress in this attempt. Refused, the run is
    * read: asked to stop (Stopping, still this attempt's), the trainer stops as for any stop; no
    * longer this attempt's, it stops quietly.
@@ -349,7 +360,7 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
       weightOf.set(t.name, t.weight * multiplier);
       weighed.push(`${t.name} ${weightOf.get(t.name)} (${t.weight} × ${multiplier})`);
     }
-    await log(`Event type weights (the event type's weight × the template's): ${weighed.join(', ') || 'none'}`);
+    await note(`Event type weights (the event type's weight × the template's): ${weighed.join(', ') || 'none'}`);
     const items = new Map<number, boolean>();
     // Item ids are handed out in ascending order: one above the highest taken before the read
     // began is of an item created since. One the read does not hold up to it was mostly deleted,
@@ -437,13 +448,13 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
     // read was sent (another system's ids, say): its events are not carried, as a deleted item's
     // are not (until 2026-12-06 every run carried them all, being above the first counter read).
     const takenAfterEvents = await deps.items.highestIdTaken(tenant);
-    if (leftOut) await log(`Left out ${leftOut} events of erased users that their erasure covers (still in the table: written as it ran)`);
-    await log(
+    if (leftOut) await note(`Left out ${leftOut} events of erased users that their erasure covers (still in the table: written as it ran)`);
+    await note(
       `Read ${raw.length} usable events of ${[...weightOf.keys()].join(', ') || 'no'} event types over ${items.size} items; every event through id ${eventsThrough} was read, serving reads the later ones`,
     );
     const { per_signal_min, total_min } = template.thresholds;
     const below = [...weightOf.keys()].filter((t) => (counts.get(t) ?? 0) < per_signal_min);
-    if (below.length) await log(`Signals below per_signal_min ${per_signal_min}, left out: ${below.map((t) => `${t} (${counts.get(t) ?? 0})`).join(', ')}`);
+    if (below.length) await note(`Signals below per_signal_min ${per_signal_min}, left out: ${below.map((t) => `${t} (${counts.get(t) ?? 0})`).join(', ')}`);
     // Signals left out are not training data; like other types, they go into the histories.
     const kept: Interaction[] = [];
     for (const r of raw) {
@@ -468,16 +479,16 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
     const evalSet = new Dataset(split.train, universe);
     await progress(0.1);
     if (stopRequested || movedAway) throw new Stopped('stopped');
-    await log(`Evaluating ${algorithm} on a holdout of ${split.test.length} interactions`);
+    await note(`Evaluating ${algorithm} on a holdout of ${split.test.length} interactions`);
     const stage = (prefix: string, from: number): [TrainHooks, (p: CurvePoint) => void] => [
       {
         ...hooks,
         progress: (f, m) => {
-          if (m) later(() => log(`${prefix}${m}`));
+          if (m) later(() => note(`${prefix}${m}`));
           later(() => progress(from + 0.4 * f));
         },
       },
-      (p) => later(() => log(`${prefix}${describePoint(p)}`)),
+      (p) => later(() => note(`${prefix}${describePoint(p)}`)),
     ];
     const evalModel = (await trainAlgorithm(algorithm, evalSet, job.options, ...stage('holdout: ', 0.1))).model;
     await written;
@@ -491,11 +502,11 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
       holdout_users: m.users,
       interactions: kept.length,
     };
-    await log(`Holdout metrics: ${JSON.stringify(metrics)}`);
+    await note(`Holdout metrics: ${JSON.stringify(metrics)}`);
     if (await checkStop()) throw new Stopped('stopped');
     await progress(0.5);
     const full = new Dataset(kept, universe);
-    if (algorithm === 'auto') await log(`Training on all ${kept.length} interactions, choosing its hyperparameters on a validation split of them`);
+    if (algorithm === 'auto') await note(`Training on all ${kept.length} interactions, choosing its hyperparameters on a validation split of them`);
     const [fullHooks, fullPoint] = stage('', 0.5);
     // Only the default's messages are logged: the others' were logged by the holdout stage.
     const { model, validation } = await trainAlgorithm(algorithm, full, job.options, algorithm === 'auto' ? fullHooks : { ...hooks, progress: (f) => later(() => progress(0.5 + 0.4 * f)) }, fullPoint);
@@ -511,7 +522,7 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
     // (sent before the item existed), and every request would then read up to 5,000 of the user's
     // events already in the artifact (SEEN_LIMIT, serve.ts) and still miss the older ones past that.
     const unread = unreadItemsOf(unreadEvents.filter((r) => r.id <= eventsThrough && r.item <= takenAfterEvents).map((r) => ({ user: r.user, item: r.item, weight: typeWeights.get(r.type) ?? 1 })));
-    if (unread) await log(`Kept ${unread.items.length} user-item pairs on items the catalog read did not hold (not trained on; serving counts them as seen and in the taste while the item exists)`);
+    if (unread) await note(`Kept ${unread.items.length} user-item pairs on items the catalog read did not hold (not trained on; serving counts them as seen and in the taste while the item exists)`);
     const histories = {
       ...historiesOf(extra.length ? new Dataset([...kept, ...extra], universe) : full, trainedBefore, trainedTypes, eventsThrough),
       ...(unread ? { unread } : {}),

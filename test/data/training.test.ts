@@ -1920,6 +1920,28 @@ describe("a container task's run started under a claim its task never confirmed"
     expect((await logsOf(c, T, 1)).match(/^(Failed|Stopped|Completed)\b.*$/gm)).toEqual([expect.stringContaining(UNCONFIRMED_TASK_LOST_REASON)]);
   });
 
+  it("whose task still trains writes no line after the pass's end: its 'Failed' stays the log's last line", async () => {
+    const T = 'unconfirmed-alive-log';
+    const { c, events, items, blobs, template } = await twoTastes(T);
+    await c.put(T, 'job', { ...job(1, template), task: { runner: 'test', claimed_at: Math.floor(Date.now() / 1000) } });
+    // The pass comes UNCONFIRMED_CLAIM_SECONDS into the run, as the task reads the event types (within a second of its last check).
+    let swept: { ended: string[]; sent: string[] } | undefined;
+    const sweptAsItTrains: ConsoleStore = {
+      ...c,
+      async list(tenant, kind) {
+        if (kind === 'event_type' && !swept)
+          swept = await sweepTaskRuns({ console: c, decide: async () => undefined, queue: noQueue }, T, running, Math.floor(Date.now() / 1000) + UNCONFIRMED_CLAIM_SECONDS);
+        return c.list(tenant, kind);
+      },
+    };
+    await runTraining({ console: sweptAsItTrains, events, items, blobs }, T, 'train-1', { asTask: true, taskToken: taskToken(T, 'train-1', 0) });
+    expect(swept).toEqual({ ended: ['train-1'], sent: [] });
+    // Until 2026-12-07 (3329e50d) the task's next lines ('Event type weights ...', 'Read 30 usable events ...') followed the pass's 'Failed' until its next check.
+    const lines = (await logsOf(c, T, 1)).split('\n');
+    expect(lines.at(-1)).toMatch(/^Failed: .*its training task never recorded its id/);
+    expect(lines).toEqual(['Started', expect.stringMatching(/^Failed: /)]);
+  });
+
   it('whose task is storing its version as the pass comes is left to it: no version is stored beside a run ended Failed; a storing mark past the grace is ended from what is stored', async () => {
     const T = 'unconfirmed-storing';
     const { c, events, items, blobs, template } = await twoTastes(T);
