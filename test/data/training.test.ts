@@ -686,6 +686,7 @@ describe('stopping a run races its end', () => {
     await c.put(T, 'job', job(1, template));
     // Stopped as the attempt reads the event types; the message's second delivery comes just then.
     let second = false;
+    let afterSecond: string | undefined;
     const stoppedAsItReads: ConsoleStore = {
       ...c,
       async list(tenant, kind) {
@@ -693,12 +694,17 @@ describe('stopping a run races its end', () => {
           second = true;
           expect((await stopTrainingRun(c, T, 'train-1')).status).toBe('Stopping');
           await runTraining({ console: c, events, items, blobs }, T, 'train-1');
+          afterSecond = (await c.get<TrainingRun>(T, 'job', 1))?.status;
         }
         return c.list(tenant, kind);
       },
     };
     await runTraining({ console: stoppedAsItReads, events, items, blobs }, T, 'train-1');
     expect(second).toBe(true);
+    // The second delivery ended nothing: the run was still Stopping, the attempt's to end (the
+    // attempt's progress lines check the run first since 127b421e, so the log alone no longer
+    // tells an early end by the second delivery).
+    expect(afterSecond).toBe('Stopping');
     expect(await c.get<TrainingRun>(T, 'job', 1)).toMatchObject({ status: 'Stopped', model_version: null });
     // Until 2026-12-07 the second delivery ended it at once, and the attempt's next lines ('Event type weights ...') followed its 'Stopped'.
     const lines = (await logsOf(c, T, 1)).split('\n');
