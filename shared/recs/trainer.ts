@@ -547,9 +547,9 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
     const stored = withoutUsers(artifact, erased) ?? artifact;
     await deps.blobs.put(key, packModel(stored));
     // Read once more before the version is listed: a run ended by another meanwhile (the
-    // maintenance pass ends a run whose container task never recorded its id, and that task may
-    // still be the one storing it: `sweepTaskRuns`) gets no version, its trainer stopping quietly
-    // (until 2026-12-07 it stored the record beside the run ended Failed).
+    // maintenance pass ends a run whose container task never recorded its id STORING_GRACE_SECONDS
+    // after its storing mark, taking that task for gone: `sweepTaskRuns`) gets no version, its
+    // trainer stopping quietly (until 2026-12-07 it stored the record beside the run ended Failed).
     if (await checkStop(true)) throw new Stopped('stopped');
     const rec: ModelVersion = {
       id: version,

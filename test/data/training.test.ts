@@ -19,7 +19,7 @@ import {
   UNSENT_RUN_GRACE_SECONDS,
   WORKER_RUN_LOST_SECONDS,
 } from '../../shared/domain/training-runs.ts';
-import { placeRun, sweepTaskRuns, type TaskLauncher, taskToken, UNCONFIRMED_CLAIM_SECONDS, UNCONFIRMED_TASK_LOST_REASON } from '../../shared/recs/launcher.ts';
+import { placeRun, STORING_GRACE_SECONDS, sweepTaskRuns, type TaskLauncher, taskToken, UNCONFIRMED_CLAIM_SECONDS, UNCONFIRMED_TASK_LOST_REASON } from '../../shared/recs/launcher.ts';
 import { DeadlinePassed, withinDeadline } from '../../shared/deadline.ts';
 import type { WorkQueue } from '../../shared/queue/messages.ts';
 import { updateEventType } from '../../shared/domain/event-types.ts';
@@ -1977,6 +1977,26 @@ describe("a container task's run started under a claim its task never confirmed"
     expect(await sweepTaskRuns({ console: c, decide: async () => undefined, queue: noQueue }, T, running, now)).toEqual({ ended: ['train-2'], sent: [] });
     expect(await c.get(T, 'job', 2)).toMatchObject({ status: 'Failed', error: expect.stringContaining(UNCONFIRMED_TASK_LOST_REASON) });
     expect(await c.get(T, 'job', 3)).toMatchObject({ status: 'InProgress', storing_version: 3 });
+  });
+
+  it('whose task still stores its artifact when the grace has passed gets no version: the pass ends it Failed, and the task, reading its run once more, lists none beside it', async () => {
+    const T = 'unconfirmed-storing-late';
+    const { c, events, items, blobs, template } = await twoTastes(T);
+    await c.put(T, 'job', { ...job(1, template), task: { runner: 'test', claimed_at: Math.floor(Date.now() / 1000) } });
+    // The pass comes STORING_GRACE_SECONDS after the storing mark, the task's artifact still being written.
+    let swept: { ended: string[]; sent: string[] } | undefined;
+    const sweptAsItStores = blobsOver(blobs, {
+      async put(key, body) {
+        if (!swept) swept = await sweepTaskRuns({ console: c, decide: async () => undefined, queue: noQueue }, T, running, Math.floor(Date.now() / 1000) + STORING_GRACE_SECONDS + 1);
+        return blobs.put(key, body);
+      },
+    });
+    await runTraining({ console: c, events, items, blobs: sweptAsItStores }, T, 'train-1', { asTask: true, taskToken: taskToken(T, 'train-1', 0) });
+    expect(swept).toEqual({ ended: ['train-1'], sent: [] });
+    expect(await c.get<TrainingRun>(T, 'job', 1)).toMatchObject({ status: 'Failed', model_version: null });
+    // Without the trainer's last look at its run (d4514c58) version 1 was listed beside the Failed run.
+    expect(await c.get(T, 'model', 1)).toBeUndefined();
+    expect((await logsOf(c, T, 1)).match(/^(Failed|Stopped|Completed)\b.*$/gm)).toEqual([expect.stringContaining(UNCONFIRMED_TASK_LOST_REASON)]);
   });
 });
 
