@@ -1855,6 +1855,40 @@ describe("a container task's run started under a claim its task never confirmed"
   const noQueue = { send: async () => undefined, backlog: async () => 0 } as WorkQueue;
   /** A runner whose every task is running: the sweep cannot ask after a task it has no id of in any case. */
   const running: TaskLauncher = { runner: 'test', launch: async () => 'task', inspect: async () => ({ state: 'running' }) };
+  /**
+   * Trains T's run 1 as a container task that could not tell its own id (its claim stays
+   * unconfirmed), the pass sweeping once, `passAt` seconds from now, as the task first reads the
+   * event types (`types`) or stores its artifact (`artifact`): what the pass answered, and the store.
+   */
+  async function trainSweptMidway(T: string, during: 'types' | 'artifact', passAt: number) {
+    const { c, events, items, blobs, template } = await twoTastes(T);
+    await c.put(T, 'job', { ...job(1, template), task: { runner: 'test', claimed_at: Math.floor(Date.now() / 1000) } });
+    let swept: { ended: string[]; sent: string[] } | undefined;
+    const sweep = async () => {
+      swept ??= await sweepTaskRuns({ console: c, decide: async () => undefined, queue: noQueue }, T, running, Math.floor(Date.now() / 1000) + passAt);
+    };
+    const store: ConsoleStore =
+      during === 'types'
+        ? {
+            ...c,
+            async list(tenant, kind) {
+              if (kind === 'event_type') await sweep();
+              return c.list(tenant, kind);
+            },
+          }
+        : c;
+    const stored =
+      during === 'artifact'
+        ? blobsOver(blobs, {
+            async put(key, body) {
+              await sweep();
+              return blobs.put(key, body);
+            },
+          })
+        : blobs;
+    await runTraining({ console: store, events, items, blobs: stored }, T, 'train-1', { asTask: true, taskToken: taskToken(T, 'train-1', 0) });
+    return { c, swept };
+  }
 
   it('is ended by the maintenance pass, as far as it got, once the claim is still unconfirmed UNCONFIRMED_CLAIM_SECONDS after the run started; a run that moved on meanwhile is left', async () => {
     const c = db.stores.console;
@@ -1902,20 +1936,8 @@ describe("a container task's run started under a claim its task never confirmed"
 
   it('whose task still trains (it could not tell its own id) is ended under its attempt: the task stops quietly, writing no end of its own', async () => {
     const T = 'unconfirmed-alive';
-    const { c, events, items, blobs, template } = await twoTastes(T);
-    await c.put(T, 'job', { ...job(1, template), task: { runner: 'test', claimed_at: Math.floor(Date.now() / 1000) } });
     // The pass comes UNCONFIRMED_CLAIM_SECONDS into the run, as the task reads the event types.
-    let swept: { ended: string[]; sent: string[] } | undefined;
-    const sweptAsItTrains: ConsoleStore = {
-      ...c,
-      async list(tenant, kind) {
-        if (kind === 'event_type' && !swept)
-          swept = await sweepTaskRuns({ console: c, decide: async () => undefined, queue: noQueue }, T, running, Math.floor(Date.now() / 1000) + UNCONFIRMED_CLAIM_SECONDS);
-        return c.list(tenant, kind);
-      },
-    };
-    // No `taskRef`: the task could not tell its own id, so its claim stays unconfirmed.
-    await runTraining({ console: sweptAsItTrains, events, items, blobs }, T, 'train-1', { asTask: true, taskToken: taskToken(T, 'train-1', 0) });
+    const { c, swept } = await trainSweptMidway(T, 'types', UNCONFIRMED_CLAIM_SECONDS);
     // Until 2026-12-07 the sweep passed over it (the run then completed here; had its task died, InProgress for good).
     expect(swept).toEqual({ ended: ['train-1'], sent: [] });
     const ended = await c.get<TrainingRun>(T, 'job', 1);
@@ -1928,19 +1950,8 @@ describe("a container task's run started under a claim its task never confirmed"
 
   it("whose task still trains writes no line after the pass's end: its 'Failed' stays the log's last line", async () => {
     const T = 'unconfirmed-alive-log';
-    const { c, events, items, blobs, template } = await twoTastes(T);
-    await c.put(T, 'job', { ...job(1, template), task: { runner: 'test', claimed_at: Math.floor(Date.now() / 1000) } });
     // The pass comes UNCONFIRMED_CLAIM_SECONDS into the run, as the task reads the event types (within a second of its last check).
-    let swept: { ended: string[]; sent: string[] } | undefined;
-    const sweptAsItTrains: ConsoleStore = {
-      ...c,
-      async list(tenant, kind) {
-        if (kind === 'event_type' && !swept)
-          swept = await sweepTaskRuns({ console: c, decide: async () => undefined, queue: noQueue }, T, running, Math.floor(Date.now() / 1000) + UNCONFIRMED_CLAIM_SECONDS);
-        return c.list(tenant, kind);
-      },
-    };
-    await runTraining({ console: sweptAsItTrains, events, items, blobs }, T, 'train-1', { asTask: true, taskToken: taskToken(T, 'train-1', 0) });
+    const { c, swept } = await trainSweptMidway(T, 'types', UNCONFIRMED_CLAIM_SECONDS);
     expect(swept).toEqual({ ended: ['train-1'], sent: [] });
     // Until 2026-12-07 (3329e50d) the task's next lines ('Event type weights ...', 'Read 30 usable events ...') followed the pass's 'Failed' until its next check.
     const lines = (await logsOf(c, T, 1)).split('\n');
@@ -1950,17 +1961,8 @@ describe("a container task's run started under a claim its task never confirmed"
 
   it('whose task is storing its version as the pass comes is left to it: no version is stored beside a run ended Failed; a storing mark past the grace is ended from what is stored', async () => {
     const T = 'unconfirmed-storing';
-    const { c, events, items, blobs, template } = await twoTastes(T);
-    await c.put(T, 'job', { ...job(1, template), task: { runner: 'test', claimed_at: Math.floor(Date.now() / 1000) } });
     // The pass comes UNCONFIRMED_CLAIM_SECONDS into the run, as the task stores its artifact (its storing mark written, its version not yet).
-    let swept: { ended: string[]; sent: string[] } | undefined;
-    const sweptAsItStores = blobsOver(blobs, {
-      async put(key, body) {
-        if (!swept) swept = await sweepTaskRuns({ console: c, decide: async () => undefined, queue: noQueue }, T, running, Math.floor(Date.now() / 1000) + UNCONFIRMED_CLAIM_SECONDS);
-        return blobs.put(key, body);
-      },
-    });
-    await runTraining({ console: c, events, items, blobs: sweptAsItStores }, T, 'train-1', { asTask: true, taskToken: taskToken(T, 'train-1', 0) });
+    const { c, swept } = await trainSweptMidway(T, 'artifact', UNCONFIRMED_CLAIM_SECONDS);
     // Until 2026-12-07 (3329e50d) the pass ended it Failed ("nothing was stored") and the task then stored version 1 all the same.
     const [run, version] = await Promise.all([c.get<TrainingRun>(T, 'job', 1), c.get<ModelVersion>(T, 'model', 1)]);
     expect({ run: run?.status, version: version?.job_name }).toEqual({ run: 'Completed', version: 'train-1' });
@@ -1981,17 +1983,8 @@ describe("a container task's run started under a claim its task never confirmed"
 
   it('whose task still stores its artifact when the grace has passed gets no version: the pass ends it Failed, and the task, reading its run once more, lists none beside it', async () => {
     const T = 'unconfirmed-storing-late';
-    const { c, events, items, blobs, template } = await twoTastes(T);
-    await c.put(T, 'job', { ...job(1, template), task: { runner: 'test', claimed_at: Math.floor(Date.now() / 1000) } });
     // The pass comes STORING_GRACE_SECONDS after the storing mark, the task's artifact still being written.
-    let swept: { ended: string[]; sent: string[] } | undefined;
-    const sweptAsItStores = blobsOver(blobs, {
-      async put(key, body) {
-        if (!swept) swept = await sweepTaskRuns({ console: c, decide: async () => undefined, queue: noQueue }, T, running, Math.floor(Date.now() / 1000) + STORING_GRACE_SECONDS + 1);
-        return blobs.put(key, body);
-      },
-    });
-    await runTraining({ console: c, events, items, blobs: sweptAsItStores }, T, 'train-1', { asTask: true, taskToken: taskToken(T, 'train-1', 0) });
+    const { c, swept } = await trainSweptMidway(T, 'artifact', STORING_GRACE_SECONDS + 1);
     expect(swept).toEqual({ ended: ['train-1'], sent: [] });
     expect(await c.get<TrainingRun>(T, 'job', 1)).toMatchObject({ status: 'Failed', model_version: null });
     // Without the trainer's last look at its run (d4514c58) version 1 was listed beside the Failed run.
