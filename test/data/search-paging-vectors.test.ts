@@ -83,6 +83,29 @@ async function reEmbedAsItWas(base: ReturnType<typeof fixture>, T: string, id: n
 
 const encode = (v: unknown[]) => Buffer.from(JSON.stringify(v)).toString('base64url');
 
+/**
+ * A built catalog of tents, and a garden party marquee created since the build and embedded (in
+ * the delta with its vector) that user u1 viewed: the first page's taste.
+ */
+async function viewedSinceTheBuild(T: string) {
+  const base = fixture();
+  const now = Math.floor(Date.now() / 1000) - 5;
+  const made = await base.items.create(
+    T,
+    [...tents(8), ...Array.from({ length: 8 }, (_, k) => ({ name: `Tent for the garden ${k}`, description: `${'garden '.repeat(k)} tent for a party in the garden` }))],
+    now,
+  );
+  for (const i of made) await embedItem(base.items, base.embedder, T, i.id);
+  await buildIndex(base.items, base.blobs, base.embedder.dimensions, T, now + 1);
+  const [created] = await base.items.create(T, [{ name: 'Garden party marquee', description: 'garden garden garden party marquee' }], Math.floor(Date.now() / 1000));
+  const liked = created?.id as number;
+  await embedItem(base.items, base.embedder, T, liked);
+  const ev: NewEvent = { type: 'view', user_id: 'u1', item_id: String(liked), context_id: null, session_id: null, request_id: null, placement: null, extra: {} };
+  await db.stores.events.append(T, [ev], Math.floor(Date.now() / 1000));
+  await sleep(20);
+  return { base, liked, user: { id: 'u1', erased: Promise.resolve(undefined) } };
+}
+
 describe('pages while vectors land', () => {
   it("a vector saved while the read that put it in the first page's view ran counts on its later pages (the same view)", async () => {
     const T = 'during-read';
@@ -215,25 +238,8 @@ describe('pages while vectors land', () => {
 
   it("the user's taste on a later page keeps a vector of an item of their events created since the build and re-embedded after the first page (its current one)", async () => {
     const T = 'taste-created-re-embedded';
-    const base = fixture();
-    const now = Math.floor(Date.now() / 1000) - 5;
-    const made = await base.items.create(
-      T,
-      [...tents(8), ...Array.from({ length: 8 }, (_, k) => ({ name: `Tent for the garden ${k}`, description: `${'garden '.repeat(k)} tent for a party in the garden` }))],
-      now,
-    );
-    for (const i of made) await embedItem(base.items, base.embedder, T, i.id);
-    await buildIndex(base.items, base.blobs, base.embedder.dimensions, T, now + 1);
-    // The user viewed a garden party marquee created since the build and embedded before the
-    // first page (in the delta with its vector): the first page's taste.
-    const [created] = await base.items.create(T, [{ name: 'Garden party marquee', description: 'garden garden garden party marquee' }], Math.floor(Date.now() / 1000));
-    const liked = created?.id as number;
-    await embedItem(base.items, base.embedder, T, liked);
-    const ev: NewEvent = { type: 'view', user_id: 'u1', item_id: String(liked), context_id: null, session_id: null, request_id: null, placement: null, extra: {} };
-    await db.stores.events.append(T, [ev], Math.floor(Date.now() / 1000));
-    await sleep(20);
+    const { base, liked, user } = await viewedSinceTheBuild(T);
     const deps = base;
-    const user = { id: 'u1', erased: Promise.resolve(undefined) };
     // Browsing orders by the taste alone; a query's hybrid scores weigh it.
     for (const [label, query, mode] of [
       ['browse', '', 'hybrid'],
@@ -254,23 +260,8 @@ describe('pages while vectors land', () => {
 
   it("the user's taste keeps that vector also when the first page's build is gone and a newer one holds it", async () => {
     const T = 'taste-created-re-embedded-newer-build';
-    const base = fixture();
-    const now = Math.floor(Date.now() / 1000) - 5;
-    const made = await base.items.create(
-      T,
-      [...tents(8), ...Array.from({ length: 8 }, (_, k) => ({ name: `Tent for the garden ${k}`, description: `${'garden '.repeat(k)} tent for a party in the garden` }))],
-      now,
-    );
-    for (const i of made) await embedItem(base.items, base.embedder, T, i.id);
-    await buildIndex(base.items, base.blobs, base.embedder.dimensions, T, now + 1);
-    const [created] = await base.items.create(T, [{ name: 'Garden party marquee', description: 'garden garden garden party marquee' }], Math.floor(Date.now() / 1000));
-    const liked = created?.id as number;
-    await embedItem(base.items, base.embedder, T, liked);
-    const ev: NewEvent = { type: 'view', user_id: 'u1', item_id: String(liked), context_id: null, session_id: null, request_id: null, placement: null, extra: {} };
-    await db.stores.events.append(T, [ev], Math.floor(Date.now() / 1000));
-    await sleep(20);
+    const { base, liked, user } = await viewedSinceTheBuild(T);
     const deps = base;
-    const user = { id: 'u1', erased: Promise.resolve(undefined) };
     const req: Req = { query: '', mode: 'hybrid', filter: NO_FILTER, limit: 3, listOf: 'tn', user };
     await withSettings({ deltaTtlMs: 0 }, async () => {
       const all = (await runSearch(deps, T, { ...req, limit: 100 })).data.map((h) => String(h.id));
