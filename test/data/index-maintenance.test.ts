@@ -12,6 +12,7 @@ import { indexStatus } from '../../shared/search/status.ts';
 import { setClock } from '../../shared/clock.ts';
 import { SEARCH_SETTINGS } from '../../shared/search/settings.ts';
 import { testTable, type TestTable } from '../helpers/table.ts';
+import { nextSecond } from '../helpers/clock.ts';
 
 // Index builds: one at a time per tenant in a container, and asked for by the sweep. The sweep asks for an index build once the changes since the last one age past
 // INDEX_MAX_AGE_SECONDS. Changes made in the build's own second were never counted (it counted from
@@ -171,7 +172,7 @@ describe('the index status right after a build', () => {
     const blobs = new FolderBlobStore(join(dir, 'status-built'));
     const deps = { items, events: db.stores.events, blobs, embedder: new HashingEmbedding(64) };
     expect(await indexStatus(deps, tenant)).toMatchObject({ items: 2, changes_since_build: 3 });
-    await new Promise((r) => setTimeout(r, 1100));
+    await nextSecond();
     await buildIndex(items, blobs, 64, tenant);
     // Past the container's pointer check: the status reads the new build.
     const restore = setClock({ nowMs: () => Date.now() + SEARCH_SETTINGS.pointerCheckMs + 1000 });

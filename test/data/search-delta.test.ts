@@ -27,6 +27,7 @@ import { dynamoExposureStore } from '../../shared/data/experiments.ts';
 import { createContext } from '../../shared/domain/contexts.ts';
 import { blobsOver, turnsDuring } from '../helpers/fixtures.ts';
 import { testTable, type TestTable } from '../helpers/table.ts';
+import { nextSecond } from '../helpers/clock.ts';
 
 let db: TestTable;
 let dir: string;
@@ -252,7 +253,7 @@ describe('pages ranked on the build their first page was ranked on', () => {
     const p1 = await runSearch(deps, T, req);
     expect(decode(p1.next_cursor)[2]).toBe(first.builtAt);
     // A newer build, which this container would only notice at its next pointer check.
-    await new Promise((r) => setTimeout(r, 1100));
+    await nextSecond();
     const second = await buildIndex(items, blobs, embedder.dimensions, T);
     expect(second.builtAt).toBeGreaterThan(first.builtAt);
     // The first list pages on through its own build...
@@ -503,7 +504,7 @@ describe('pages of a list while items are created', () => {
       // later pages scored it with its new vector, and hits came again or were left out.
       // A second on: a change stamped in the second of its first save, at the same content version,
       // is one a view may not tell from it.
-      await new Promise((r) => setTimeout(r, 1100));
+      await nextSecond();
       await embedItem(deps.items, deps.embedder, T, id);
       const served = await pagedIds(deps, T, req, first, first.next_cursor);
       expect([...served].sort(), mode).toEqual([...all].sort());
@@ -613,7 +614,7 @@ describe('pages of a list while items are created', () => {
     const all = (await runSearch(deps, T, { ...req, limit: 100 })).data.map((h) => String(h.id));
     const first = await runSearch(deps, T, req);
     await createBest();
-    await new Promise((r) => setTimeout(r, 1100));
+    await nextSecond();
     const { builtAt } = await buildIndex(deps.items, deps.blobs, deps.embedder.dimensions, T);
     // The first page's build named as one that is gone: the pages rank on the newer build (which
     // this container looks for at once).
@@ -648,7 +649,7 @@ describe('pages of a list while items are created', () => {
       await deps.items.update(T, best, { metadata: { price: 129 } }, nowSeconds());
       await new Promise((r) => setTimeout(r, 5));
       await embedItem(deps.items, deps.embedder, T, best);
-      await new Promise((r) => setTimeout(r, 1100));
+      await nextSecond();
       const { builtAt } = await buildIndex(deps.items, deps.blobs, deps.embedder.dimensions, T);
       const builtOf = (c: string | null) => (JSON.parse(Buffer.from(c as string, 'base64url').toString()) as unknown[])[2];
       const cursor = JSON.parse(Buffer.from(first.next_cursor as string, 'base64url').toString()) as unknown[];
@@ -690,7 +691,7 @@ describe('a newer index build', () => {
     const req = { query: 'lamp', mode: 'keyword' as const, filter: NO_FILTER, limit: 2 };
     const builtOn = (r: { next_cursor: string | null }) => (JSON.parse(Buffer.from(r.next_cursor as string, 'base64url').toString()) as number[])[2];
     expect(builtOn(await runSearch(deps, T, req))).toBe(first.builtAt);
-    await new Promise((r) => setTimeout(r, 1100));
+    await nextSecond();
     const second = await buildIndex(items, blobs, embedder.dimensions, T);
     slow = true;
     await withSetting('pointerCheckMs', 0, async () => {
@@ -721,7 +722,7 @@ describe('replaced index builds', () => {
     SEARCH_SETTINGS.retainSeconds = 2;
     try {
       const a = await buildIndex(items, blobs, dims, T);
-      await new Promise((r) => setTimeout(r, 1100));
+      await nextSecond();
       const b = await buildIndex(items, blobs, dims, T);
       expect(b.superseded).toEqual([{ key: a.key, builtAt: a.builtAt, replacedAt: b.builtAt }]);
       expect(existsSync(join(dir, a.key))).toBe(true);
@@ -734,7 +735,7 @@ describe('replaced index builds', () => {
       expect(existsSync(join(dir, c.key))).toBe(true);
       // A deletion that fails holds no build back: the new one is published, the old one stays listed.
       SEARCH_SETTINGS.retainSeconds = 0;
-      await new Promise((r) => setTimeout(r, 1100));
+      await nextSecond();
       const failing = blobsOver(blobs, { delete: () => Promise.reject(new Error('AccessDenied')) });
       const d = await buildIndex(items, failing, dims, T);
       expect(d.skipped).toBe(false);
@@ -803,9 +804,9 @@ describe('older builds kept for cursors', () => {
       Math.floor(Date.now() / 1000),
     );
     const a = await buildIndex(items, blobs, embedder.dimensions, T);
-    await new Promise((r) => setTimeout(r, 1100));
+    await nextSecond();
     const b = await buildIndex(items, blobs, embedder.dimensions, T);
-    await new Promise((r) => setTimeout(r, 1100));
+    await nextSecond();
     await buildIndex(items, blobs, embedder.dimensions, T);
     const req = { query: 'rope', mode: 'keyword' as const, filter: NO_FILTER, limit: 1 };
     const cursorOn = (builtAt: number) => Buffer.from(JSON.stringify([1, 1, builtAt])).toString('base64url');
@@ -841,7 +842,7 @@ describe('older builds kept for cursors', () => {
       Math.floor(Date.now() / 1000),
     );
     const a = await buildIndex(items, blobs, embedder.dimensions, T);
-    await new Promise((r) => setTimeout(r, 1100));
+    await nextSecond();
     await buildIndex(items, blobs, embedder.dimensions, T);
     const req = { query: 'cord', mode: 'keyword' as const, filter: NO_FILTER, limit: 1 };
     await runSearch(deps, T, req);
@@ -875,7 +876,7 @@ describe('an index build this code cannot read (a newer version of the service p
     );
     const a = await buildIndex(items, blobs, embedder.dimensions, T);
     const newest = async () => {
-      await new Promise((r) => setTimeout(r, 1100));
+      await nextSecond();
       const [fifth] = await items.create(T, [{ name: 'Kettle 4' }], Math.floor(Date.now() / 1000));
       const b = await buildIndex(items, blobs, embedder.dimensions, T);
       await folder.put(b.key, packSections({ format: 'recsearch-index-v2', dims: embedder.dimensions, builtAt: b.builtAt }, []));

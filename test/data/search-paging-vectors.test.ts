@@ -17,6 +17,7 @@ import { tenantView } from '../../shared/search/views.ts';
 import { nowMs, nowSeconds, setClock } from '../../shared/clock.ts';
 import { NO_FILTER } from '../../shared/search/engine.ts';
 import { testTable, type TestTable } from '../helpers/table.ts';
+import { nextSecond } from '../helpers/clock.ts';
 
 let db: TestTable;
 let dir: string;
@@ -119,7 +120,7 @@ describe('pages while vectors land', () => {
         if (armed) {
           armed = false;
           // The embedding worker saves these while the read runs (after it started, before it reads them).
-          await sleep(1100);
+          await nextSecond();
           for (const i of late) await embedItem(base.items, base.embedder, T, i.id);
         }
         return listed;

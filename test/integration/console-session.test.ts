@@ -4,6 +4,7 @@ import { makeTable } from '../../shared/data/client.ts';
 import { dynamoConsoleUserStore } from '../../shared/data/console-auth.ts';
 import { LOCAL_TABLE } from '../../local/stack.ts';
 import { request, startTestStack, type Api, type TestStack } from '../helpers/stack.ts';
+import { nextSecond } from '../helpers/clock.ts';
 
 // Issue 21 item 3: console sessions. People sign in with email and password; the session
 // (an HttpOnly cookie) and its CSRF token stand in for an API key on the Platform API, and an
@@ -198,7 +199,8 @@ describe('console sessions', () => {
 
   it("a session follows its user: a demoted admin's next write is 403, a deleted user's or one moved to another tenant's session ends (401, cookie cleared)", async () => {
     const users = dynamoConsoleUserStore(makeTable(LOCAL_TABLE, process.env.DYNAMODB_ENDPOINT, 'us-east-1'));
-    const checkDue = () => new Promise((r) => setTimeout(r, 1100));
+    // A session's user is read again once its last check is CONSOLE_USER_CHECK_SECONDS (1) old, in whole seconds: from the next second.
+    const checkDue = nextSecond;
     await putLocalUser(users, { email: 'demoted@example.com', tenant: 'demo', role: 'admin' }, 'admin-password-1');
     const { cookie, csrf } = await signIn('demoted@example.com', 'admin-password-1');
     const write = (name: string) => request(t.base, 'POST', '/api/contexts', { headers: { cookie, 'x-csrf-token': csrf }, body: { name } });
@@ -239,7 +241,8 @@ describe('console sessions', () => {
     // Found by a review (2026-12-05): a session outlived its user's new password (someone who took
     // it kept it for 8 hours), and a copy of a cookie replaced by a new sign-in outlived its sign-out.
     const users = dynamoConsoleUserStore(makeTable(LOCAL_TABLE, process.env.DYNAMODB_ENDPOINT, 'us-east-1'));
-    const checkDue = () => new Promise((r) => setTimeout(r, 1100));
+    // A session's user is read again once its last check is CONSOLE_USER_CHECK_SECONDS (1) old, in whole seconds: from the next second.
+    const checkDue = nextSecond;
     await putLocalUser(users, { email: 'rotated@example.com', tenant: 'demo', role: 'admin' }, 'old-password-1');
     const taken = await signIn('rotated@example.com', 'old-password-1');
     await putLocalUser(users, { email: 'rotated@example.com', tenant: 'demo', role: 'admin' }, 'new-password-2');

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectCoreError, request, startTestStack, type TestStack } from '../helpers/stack.ts';
+import { nextSecond } from '../helpers/clock.ts';
 
 let t: TestStack;
 beforeAll(async () => {
@@ -131,7 +132,7 @@ describe('metadata is an arbitrary JSON object (the spec), its category included
 describe('POST and PATCH /v1/items/{item_id}', () => {
   it.each(['POST', 'PATCH'])('%s replaces the given fields and bumps updated_at', async (method) => {
     const c = await t.demo.core('POST', '/v1/items', { name: 'old', description: 'd', metadata: { category: 'old-cat' } });
-    await new Promise((r) => setTimeout(r, 1100));
+    await nextSecond();
     const u = await t.demo.core(method, `/v1/items/${c.body.id}`, { name: 'new', metadata: { category: 'new-cat', brand: 'b' } });
     expect(u.status).toBe(200);
     expect(u.body).toMatchObject({ id: c.body.id, object: 'item', name: 'new', description: 'd', metadata: { category: 'new-cat', brand: 'b' }, active: true, created: c.body.created });

@@ -3,6 +3,7 @@ import { nowMs, setClock } from '../../shared/clock.ts';
 import { dayOf } from '../../shared/clock.ts';
 import { FOLD_LAG_SECONDS } from '../../shared/search/analytics.ts';
 import { expectCoreError, startTestStack, type Api, type TestStack, until } from '../helpers/stack.ts';
+import { nextSecond } from '../helpers/clock.ts';
 
 /*
  * What search users reach for (issue 19, "Algolia parity") over real HTTP: facets, highlighting
@@ -536,7 +537,7 @@ describe('synonyms', () => {
     expect(made.status).toBe(201);
     const at = `/api/synonyms/${made.body.id}`;
     // A second later, so that a write would show in updated_at (whole seconds).
-    await new Promise((r) => setTimeout(r, 1100));
+    await nextSecond();
     // The fields as they are, as a retried PATCH or a form saved unchanged sends them (spelled as the set keeps them once trimmed).
     for (const body of [{ synonyms: ['anorak', 'Rain coat'] }, { type: 'one_way', input: ' Cagoule ' }, { type: 'one_way', input: 'Cagoule', synonyms: ['anorak ', 'Rain coat'] }]) {
       expect(await P('PATCH', at, body), JSON.stringify(body)).toMatchObject({ status: 200, body: made.body });

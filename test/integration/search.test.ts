@@ -5,6 +5,7 @@ import { storesFor } from '../../shared/data/index.ts';
 import { makeTable } from '../../shared/data/client.ts';
 import type { LocalQueue } from '../../local/queue.ts';
 import { nowMs, setClock } from '../../shared/clock.ts';
+import { nextSecond } from '../helpers/clock.ts';
 
 let t: TestStack;
 let other: TenantClient;
@@ -412,7 +413,7 @@ describe('POST /v1/search', () => {
 
 describe('index builds', () => {
   it('builds the index artifact from the catalog; search then serves it with later changes on top', async () => {
-    await new Promise((r) => setTimeout(r, 1100)); // a build in the same second as the last counts as covering it
+    await nextSecond(); // a build in the same second as the last counts as covering it
     const requested = await t.demo.platform('POST', '/api/search-index/rebuild');
     expect(requested.status).toBe(202);
     expect(requested.body).toEqual({ status: 'Queued', requested_at: expect.any(Number) });
@@ -461,7 +462,7 @@ describe('pages across an index build', () => {
       cursors.set(mode, r.body.next_cursor);
     }
     // ...then every item folded into a new index, which searches pick up.
-    await new Promise((r) => setTimeout(r, 1100));
+    await nextSecond();
     const requested = await t.demo.platform('POST', '/api/search-index/rebuild');
     await t.stack.workQueue.idle();
     await until(
@@ -601,7 +602,7 @@ describe('the changes since a build and the build rank alike', () => {
     // An object, or a list of objects, has the key but no value: not counted, from the delta as from the build.
     expect(nested.facets.spec).toEqual({ count: 0, values: [], values_truncated: false, min: null, max: null });
     expect(nested.facets['spec.parts']?.count).toBe(0);
-    await new Promise((r) => setTimeout(r, 1100)); // a build in the same second as the last counts as covering it
+    await nextSecond(); // a build in the same second as the last counts as covering it
     const requested = await other.platform('POST', '/api/search-index/rebuild');
     expect(requested.status).toBe(202);
     await t.stack.workQueue.idle();

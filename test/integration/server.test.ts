@@ -3,6 +3,7 @@ import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { connect } from 'node:net';
 import { join } from 'node:path';
+import { nextSecond } from '../helpers/clock.ts';
 import { TenantClient, expectCoreError, request, spawnServer, startTestStack, until, untilEmbedded } from '../helpers/stack.ts';
 import type { LocalQueue } from '../../local/queue.ts';
 
@@ -255,7 +256,7 @@ describe('local server', () => {
     (first.stack.workQueue.queues.get('embedding') as LocalQueue).stop();
     const item = await first.demo.core('POST', '/v1/items', { name: 'Acknowledged before a restart' });
     expect(item.status).toBe(201);
-    await new Promise((r) => setTimeout(r, 1100)); // a build in the item's second would count as covering it
+    await nextSecond(); // a build in the item's second would count as covering it
     const requested = await first.demo.platform('POST', '/api/search-index/rebuild');
     expect(requested.status).toBe(202);
     await first.stop({ keepData: true });
@@ -282,7 +283,7 @@ describe('local server', () => {
     const item = await first.demo.core('POST', '/v1/items', { name: 'red shoe' });
     const before = await untilEmbedded(first.demo, item.body.id);
     await first.stop({ keepData: true });
-    await new Promise((r) => setTimeout(r, 1100)); // a new embedding in another second
+    await nextSecond(); // a new embedding in another second
     // No maintenance pass (its sweep would send them after its grace): the build's worker must.
     const again = await spawnServer(first.dataDir, { MAINTENANCE_SECONDS: '3600', EMBED_GRACE_SECONDS: '3600', EMBEDDING_DIMENSIONS: '256' });
     try {

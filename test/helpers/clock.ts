@@ -1,0 +1,12 @@
+import { nowMs } from '../../shared/clock.ts';
+
+/**
+ * Waits until the clock's next whole second has begun (and `marginMs` more), by the clock the
+ * service stamps with (`nowMs`, shared/clock.ts). For a test whose next write must fall in a later
+ * second than the last one (timestamps count whole seconds: `nowSeconds`), where a fixed 1.1 s
+ * sleep waited 0.6 s longer on average. Waits again if a timer fired early.
+ */
+export async function nextSecond(marginMs = 5): Promise<void> {
+  const next = (Math.floor(nowMs() / 1000) + 1) * 1000;
+  while (nowMs() < next + marginMs) await new Promise((r) => setTimeout(r, next + marginMs - nowMs()));
+}
