@@ -162,7 +162,9 @@ describe('local server', () => {
   it('runs a training run queued before a restart to its end: recovery comes before the queue delivers it again', async () => {
     // A crash review's find: the journal delivered the run as the queue was made, the worker set it
     // going, and the restart's recovery (later in startup) then ended it as interrupted while it ran.
-    const t = await startTestStack({ LOCAL_RETRY_DELAY_MS: '50' });
+    // Handlers in a thread of their own (see above). Until 2026-12-07 this and the stacks below
+    // had it from process.env, where the stacks before had left it.
+    const t = await startTestStack({ LOCAL_RETRY_DELAY_MS: '50', LOCAL_API_THREADS: '1' });
     dirs.push(t.dataDir);
     const P = (m: string, p: string, b?: unknown) => t.demo.platform(m, p, b);
     const items = await t.demo.core(
@@ -183,7 +185,8 @@ describe('local server', () => {
     const run = await P('POST', '/api/training-jobs', { template_id: tpl.body.id, options: { algorithm: 'bpr', epochs: 50, batch_size: 64 } });
     expect(run.status).toBe(202);
     await t.stop({ keepData: true });
-    const again = await spawnServer(t.dataDir);
+    // The retry delay of the stack it restarts (a server spawned had it from process.env, where that stack left it, until 2026-12-07).
+    const again = await spawnServer(t.dataDir, { LOCAL_RETRY_DELAY_MS: '50' });
     try {
       const client = new TenantClient(again.base, again.creds);
       const ended = await until(
@@ -203,7 +206,7 @@ describe('local server', () => {
   }, 120_000);
 
   it('ends its maintenance pass (a thread of its own) when it stops: a run in progress ends, none starts after', async () => {
-    const t = await startTestStack();
+    const t = await startTestStack({ LOCAL_API_THREADS: '1' });
     let stopped = false;
     try {
       // The pass's thread is up; a second run is under way when the stack stops.
@@ -278,7 +281,7 @@ describe('local server', () => {
   it("has the items of another vector width embedded again after EMBEDDING_DIMENSIONS changes: the embedding worker's thread reaches the queues", async () => {
     // Found by a review (2026-12-05): the SQS workers' threads had no work queue; the build's
     // messages failed ("No URL for queue embedding"), and the items waited for the sweep.
-    const first = await startTestStack({ MAINTENANCE_SECONDS: '3600' });
+    const first = await startTestStack({ MAINTENANCE_SECONDS: '3600', LOCAL_API_THREADS: '1' });
     dirs.push(first.dataDir);
     const item = await first.demo.core('POST', '/v1/items', { name: 'red shoe' });
     const before = await untilEmbedded(first.demo, item.body.id);
@@ -317,7 +320,6 @@ describe('local server', () => {
       expectCoreError(await t.demo.core('GET', '/v1/items/999999'), 404, 'not_found_error', 'item_not_found');
     } finally {
       await t.stop();
-      delete process.env.LOCAL_API_THREADS;
     }
   }, 120_000);
 });
