@@ -1,10 +1,10 @@
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { nextSecond } from '../helpers/clock.ts';
-import { TenantClient, expectCoreError, request, spawnServer, startTestStack, until, untilEmbedded } from '../helpers/stack.ts';
+import { TenantClient, expectCoreError, request, spawnServer, startTestStack, until, untilEmbedded, type TestStack } from '../helpers/stack.ts';
 import type { LocalQueue } from '../../local/queue.ts';
 
 const dirs: string[] = [];
@@ -13,9 +13,20 @@ afterAll(() => {
 });
 
 describe('local server', () => {
-  it('answers unknown routes with 404 and wrong methods with 405, in each API envelope', async () => {
-    const t = await startTestStack();
-    try {
+  describe('answering what it does not serve or refuses (one stack: none of these writes, stops it or sets a setting)', () => {
+    // Handlers in a thread of their own, as the 431 and 413 tests had on stacks of their own: the
+    // stacks this file starts after it would find this one's in this thread's module caches (its
+    // token endpoint answered a later stack's first token request 500; one stack a process, as
+    // npm start runs, has none).
+    let t: TestStack;
+    beforeAll(async () => {
+      t = await startTestStack({ LOCAL_API_THREADS: '1' });
+    });
+    afterAll(async () => {
+      await t?.stop();
+    });
+
+    it('answers unknown routes with 404 and wrong methods with 405, in each API envelope', async () => {
       expectCoreError(await t.demo.core('GET', '/v1/nothing'), 404, 'not_found_error', 'route_not_found');
       // A path that starts with two slashes (a base URL that ends in one) is that path, not a host.
       const doubled = await t.demo.core('GET', '//v1/items/1');
@@ -39,17 +50,10 @@ describe('local server', () => {
       expect(Object.keys(platform.body)).toEqual(['error']);
       const jwks = await request(t.base, 'GET', '/.well-known/jwks.json');
       expect(jwks.body.keys[0]).toMatchObject({ kty: 'RSA', alg: 'RS256' });
-    } finally {
-      await t.stop();
-    }
-  });
+    });
 
-  it('answers a request its HTTP parser refuses (headers over 16 KiB: 431; malformed: 400) with a JSON body, as API Gateway answers what it refuses itself', async () => {
-    // Until 2026-12-06 Node's default answer: the status line and no body. Handlers in a thread of
-    // their own: this process's module caches hold the test before's stack (its token endpoint
-    // answered this stack's first token request 500; one stack a process, as npm start runs, has none).
-    const t = await startTestStack({ LOCAL_API_THREADS: '1' });
-    try {
+    it('answers a request its HTTP parser refuses (headers over 16 KiB: 431; malformed: 400) with a JSON body, as API Gateway answers what it refuses itself', async () => {
+      // Until 2026-12-06 Node's default answer: the status line and no body.
       const big = await fetch(`${t.base}/v1/items`, { headers: { 'x-padding': 'a'.repeat(20_000) } });
       expect(big.status).toBe(431);
       expect(big.headers.get('content-type')).toBe('application/json');
@@ -66,16 +70,11 @@ describe('local server', () => {
       expect(JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4))).toEqual({ message: 'Bad Request' });
       // The server goes on answering.
       expect((await t.demo.core('GET', '/v1/items?limit=1')).status).toBe(200);
-    } finally {
-      await t.stop();
-    }
-  });
+    });
 
-  it("answers a body over API Gateway's 10 MiB with 413 and closes the connection, saying so (Connection: close), not keep-alive on a socket it then resets", async () => {
-    // Until 2026-12-07 the 413 said `Connection: keep-alive` while the unread rest of the body ended
-    // the socket: a keep-alive client's next request on it failed with a reset.
-    const t = await startTestStack({ LOCAL_API_THREADS: '1' });
-    try {
+    it("answers a body over API Gateway's 10 MiB with 413 and closes the connection, saying so (Connection: close), not keep-alive on a socket it then resets", async () => {
+      // Until 2026-12-07 the 413 said `Connection: keep-alive` while the unread rest of the body ended
+      // the socket: a keep-alive client's next request on it failed with a reset.
       const { port, hostname } = new URL(t.base);
       const size = 10 * 1024 * 1024 + 1;
       let closed = false;
@@ -116,9 +115,7 @@ describe('local server', () => {
       ).toBe(true);
       // The server goes on answering.
       expect((await t.demo.core('GET', '/v1/items?limit=1')).status).toBe(200);
-    } finally {
-      await t.stop();
-    }
+    });
   });
 
   it('answers the requests in flight when it stops, before it closes the database', async () => {
