@@ -1,15 +1,29 @@
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import type { DemoItem } from '../../shared/demo/catalog.ts';
 import { DEMO_SIZES, generateDemo } from '../../shared/demo/generate.ts';
 import { startLocalStack, type LocalStack } from '../../local/stack.ts';
-import { TenantClient } from '../helpers/stack.ts';
+import { holdStackEnv, TenantClient } from '../helpers/stack.ts';
 
 const size = DEMO_SIZES.small;
 const dataDir = mkdtempSync(join(tmpdir(), 'recsearch-demo-'));
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+/**
+ * The test's steps and its stacks' lines, with the seconds since it began: printed when it fails,
+ * a timeout included, so that a test that hangs says in which step (a start, a stop, a wait for a
+ * line) and what the seed had logged by then. Until 2026-12-07 a hang said nothing but its timeout.
+ */
+let trail: string[] = [];
+let began = 0;
+const note = (entry: string) => trail.push(`${((performance.now() - began) / 1000).toFixed(1)} s  ${entry}`);
+beforeEach(({ onTestFailed }) => {
+  trail = [];
+  began = performance.now();
+  onTestFailed(() => console.error(`demo test failed; its steps and lines:\n${trail.join('\n')}`));
+});
 
 /** A stack on the test's data directory that seeds the small demo shop (unless seeded), and the lines it logged. */
 async function start(dir = dataDir): Promise<{ stack: LocalStack; lines: string[]; logged: (re: RegExp) => Promise<void> }> {
@@ -17,17 +31,43 @@ async function start(dir = dataDir): Promise<{ stack: LocalStack; lines: string[
   const waiters: { re: RegExp; resolve: () => void }[] = [];
   const log = (line: string) => {
     lines.push(line);
+    note(line);
     for (const w of waiters) if (w.re.test(line)) w.resolve();
   };
+  note(`starting a stack on ${dir}`);
+  // Its settings leave process.env once it stopped (or failed to start): the next start of this
+  // file begins where the first one did, not with the settings a stopped stack left.
+  const release = holdStackEnv();
   // Handlers in a thread of their own: a stack started before in this process left its table
   // client in this thread's module state.
-  const stack = await startLocalStack({ dataDir: dir, port: 0, env: { LOCAL_API_THREADS: '1', CONSOLE_BUILD: 'off' }, demo: { size, log } });
+  let started: LocalStack;
+  try {
+    started = await startLocalStack({ dataDir: dir, port: 0, env: { LOCAL_API_THREADS: '1', CONSOLE_BUILD: 'off' }, demo: { size, log } });
+  } catch (e) {
+    release();
+    note(`the start failed: ${e instanceof Error ? e.message : String(e)}`);
+    throw e;
+  }
+  note(`started on port ${started.port}`);
+  const stack: LocalStack = {
+    ...started,
+    close: async () => {
+      note('stopping the stack');
+      try {
+        await started.close();
+      } finally {
+        release();
+      }
+      note('stopped');
+    },
+  };
   // Waited for at most 90 s, then failed with the lines logged: a seed that failed (its line says
   // why) or went past the line no longer holds the test to its timeout with nothing to read.
   const logged = (re: RegExp) =>
     lines.some((l) => re.test(l))
       ? Promise.resolve()
       : new Promise<void>((resolve, reject) => {
+          note(`waiting for a line matching ${re}`);
           const timer = setTimeout(() => reject(new Error(`no line matching ${re} within 90 s; logged:\n${lines.join('\n')}`)), 90_000);
           waiters.push({ re, resolve: () => (clearTimeout(timer), resolve()) });
         });
@@ -39,6 +79,7 @@ describe('the demo shop (npm start on a fresh data directory)', () => {
     const first = await start();
     let closed = false;
     try {
+      note('waiting for the seed to end');
       const summary = await first.stack.demo;
       expect(first.lines[0]).toMatch(/^demo: seeding the demo shop: 96 items, 200 shoppers, 3,000 events/);
       expect(first.lines.some((l) => /^demo: 96 items stored/.test(l))).toBe(true);
