@@ -3,6 +3,7 @@ import { dynamoItemStore } from '../../shared/data/items.ts';
 import { nowSeconds } from '../../shared/clock.ts';
 import type { TableRef } from '../../shared/data/client.ts';
 import { interceptSigned, testTable, type TestTable } from '../helpers/table.ts';
+import { nextSecond } from '../helpers/clock.ts';
 
 let db: TestTable;
 beforeAll(async () => {
@@ -37,7 +38,7 @@ it('a resumed create leaves every item it answers findable by a change reader th
   ).rejects.toThrow(/deadline/);
   // A search container read the changes just now (after the rows landed), before the retry.
   const readerStart = nowSeconds();
-  await new Promise((r) => setTimeout(r, 1100));
+  await nextSecond();
   const retried = await db.stores.items.create(tenant, [{ name: 'a' }, { name: 'b' }], nowSeconds(), { reuse: reserved });
   expect(retried.map((r) => r.name)).toEqual(['a', 'b']); // 201 to the client
   // The reader's next read: the changes after its previous read began, less the 2 s skew margin.

@@ -360,7 +360,7 @@ describe('pages of a list while items are created', () => {
     const all = (await runSearch(deps, T, { ...req, limit: 100 })).data.map((h) => String(h.id));
     const first = await runSearch(deps, T, req);
     const last = first.data[2] as { id: string; name: string };
-    await new Promise((r) => setTimeout(r, 1000));
+    await nextSecond();
     await deps.items.update(T, Number(last.id), { name: last.name.replace('Camping', 'Tent') }, Math.floor(Date.now() / 1000));
     expect((await runSearch(deps, T, req)).data[0]?.id).toBe(last.id);
     expect(await pagedIds(deps, T, req, first, first.next_cursor)).toEqual(all);
