@@ -71,11 +71,11 @@ async function builtAndLate(base: ReturnType<typeof fixture>, T: string) {
 
 /**
  * Item `id` given a price and the edit undone, then embedded anew: its vector of before, saved now
- * (a later page's view tells it from the first page's only by when it was saved). A second on
- * first: a view takes a change stamped in the second of the version it holds for that version.
+ * (a later page's view tells it from the first page's only by when it was saved). The next clock
+ * second first: a view takes a change stamped in the second of the version it holds for that version.
  */
 async function reEmbedAsItWas(base: ReturnType<typeof fixture>, T: string, id: number) {
-  await sleep(1100);
+  await nextSecond();
   const before = (await base.items.getForEmbedding(T, id))?.item.metadata ?? {};
   await base.items.update(T, id, { metadata: { ...before, price: 129 } }, Math.floor(Date.now() / 1000));
   await base.items.update(T, id, { metadata: before }, Math.floor(Date.now() / 1000));
@@ -269,7 +269,7 @@ describe('pages while vectors land', () => {
       const first = await runSearch(deps, T, req);
       await reEmbedAsItWas(base, T, liked);
       // A newer build holds the item's vector saved after the first page; the first page's build is gone.
-      await sleep(1100);
+      await nextSecond();
       const b2 = await buildIndex(base.items, base.blobs, base.embedder.dimensions, T);
       await withSettings({ pointerCheckMs: 0 }, async () => {
         for (let k = 0; k < 50 && decode((await runSearch(deps, T, req)).next_cursor)[2] !== b2.builtAt; k++) await sleep(100);
