@@ -31,6 +31,7 @@ import { ExperimentUser } from '../../shared/data/entities.ts';
 import { getRow } from '../../shared/data/ops.ts';
 import { testTable, type TestTable } from '../helpers/table.ts';
 import { queuedRun } from '../helpers/fixtures.ts';
+import { nextSecond } from '../helpers/clock.ts';
 import { DeadlinePassed, withinDeadline } from '../../shared/deadline.ts';
 
 let db: TestTable;
@@ -830,7 +831,7 @@ function endMarkerHeld(c: ConsoleStore): { console: ConsoleStore; ended: Promise
 async function servedBeforeErasure(c: ConsoleStore, exposures: ExposureStore, tenant: string) {
   await c.put(tenant, 'experiment', { id: 1, name: 'e1', context_id: 1, segment_id: null, variants: [], status: 'Running', attribution_window_seconds: 3600, created: 1, updated_at: 1 });
   await exposures.recordExposure(tenant, { requestId: 'r0', experimentId: 1, variant: 0, userId: 'u', servedAt: nowSeconds(), windowSeconds: 3600 });
-  await new Promise((r) => setTimeout(r, 1100));
+  await nextSecond();
 }
 
 /** User u served in experiment 1 at `servedAt`, passing their erasure marker as serving reads it. */
@@ -1348,7 +1349,7 @@ describe('erasure', () => {
     const ended = await c.erasedUser('er8', 'u');
     expect(ended?.completed_at).not.toBeNull();
     // The next second, the user is served: a new member.
-    await new Promise((r) => setTimeout(r, 1100));
+    await nextSecond();
     const s = nowSeconds();
     const served = (requestId: string, servedAt: number) => servedAsServingReads(c, exposures, 'er8', requestId, servedAt);
     await served('r1', s);
@@ -1381,7 +1382,7 @@ describe('erasure', () => {
     const b = eraseUser({ console: lateEnd, idempotency, exposures, events, blobs: blobStore }, T, 'u');
     await bEnd;
     // The next second, the user is served while B's marker still reads as running; then A ends.
-    await new Promise((r) => setTimeout(r, 1100));
+    await nextSecond();
     await served('r1');
     const firstServed = (await member())?.first_served_at;
     release();
@@ -1407,7 +1408,7 @@ describe('erasure', () => {
     const erasing = eraseUser({ console: lateEnd, idempotency, exposures, events, blobs: blobStore }, T, 'u');
     await ended;
     // Served while the marker reads as running: the row is written (the sweep deletes it a minute after the end).
-    await new Promise((r) => setTimeout(r, 1100));
+    await nextSecond();
     await servedAsServingReads(c, exposures, T, 'r1', nowSeconds());
     land();
     await erasing;
@@ -1469,7 +1470,7 @@ describe('erasure', () => {
     const T = 'er11';
     await servedBeforeErasure(c, exposures, T);
     await eraseUser({ console: c, idempotency, exposures, events, blobs: blobStore }, T, 'u');
-    await new Promise((r) => setTimeout(r, 1100));
+    await nextSecond();
     // Served again after the erasure ended: a new member.
     await servedAsServingReads(c, exposures, T, 'r1', nowSeconds());
     const buy = async (requestId: string, id: number) => exposures.attribute(T, (await exposures.exposure(T, requestId)) as ExposureRecord, { id, type: 'buy', created: nowSeconds() });
@@ -1494,7 +1495,7 @@ describe('erasure', () => {
     const { events: slowEvents, inA, release } = heldAfterDeleting(events);
     const a = eraseUser({ console: c, idempotency, exposures, events: slowEvents, blobs: blobStore }, T, 'u');
     await inA;
-    await new Promise((r) => setTimeout(r, 1100));
+    await nextSecond();
     // A request served while A runs writes the user's membership; the in-flight event lands.
     await exposures.recordExposure(T, { requestId: 'during-a', experimentId: 1, variant: 0, userId: 'u', servedAt: nowSeconds(), windowSeconds: 60, erasedThrough: Number.POSITIVE_INFINITY });
     await events.append(T, [ev('u', 'buy', 2)], 150, { reuse: inFlight });
