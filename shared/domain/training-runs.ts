@@ -482,14 +482,16 @@ export async function endInterruptedRun(
 }
 /**
  * The last delivery of a run's training message failed (its queue dead-letters it now): a run
- * that never started, nor had a task launched for it (the task sweep follows those), ends Failed,
- * or Stopped when asked to stop, instead of staying Queued for good. A run InProgress is left to
+ * that never started, nor had a task launched for it (the task sweep follows those, Stopping ones
+ * too), ends Failed, or Stopped when asked to stop, instead of staying Queued for good. A run InProgress is left to
  * its invocation (no redelivery follows this one: the maintenance pass ends it once past the
  * worker's time limit, `sweepTaskRuns`).
  */
 export async function endUndeliveredRun(c: Pick<ConsoleStore, 'get' | 'update' | 'appendLog'>, tenant: string, jobName: string, why: string): Promise<TrainingRunStatus | null> {
   const job = await c.get<TrainingRun>(tenant, 'job', trainingRunId(jobName));
-  if (!job || !(job.status === 'Stopping' || (job.status === 'Queued' && job.task === undefined))) return null;
+  // A run Stopping under a task claim is its task's to end (until 2026-12-07 it was ended Stopped
+  // here while its task went on logging, as a delivery that found it Stopping did until 3ad183f9).
+  if (!job || job.task !== undefined || !(job.status === 'Stopping' || job.status === 'Queued')) return null;
   return endInterruptedRun(c, tenant, job, why);
 }
 /**

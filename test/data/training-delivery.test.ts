@@ -74,16 +74,19 @@ describe("a training message's last delivery", () => {
     expect(await c.get<TrainingRun>(T, 'job', 1)).toMatchObject({ status: 'Failed', error: expect.stringMatching(/failed 3 times: ProvisionedThroughputExceededException/) });
   });
 
-  it('leaves a run that started, or whose task was launched, to what runs it; a run asked to stop ends Stopped', async () => {
+  it('leaves a run that started, or whose task was launched (asked to stop too), to what runs it; a run asked to stop that nothing runs ends Stopped', async () => {
     const c = storesFor(table).console;
     const now = Math.floor(Date.now() / 1000);
     await c.put(T, 'job', { ...queuedRun(2), status: 'InProgress', started_at: now });
     await c.put(T, 'job', { ...queuedRun(3), task: { runner: 'ecs', claimed_at: now, ref: 'arn:task/3' } });
     await c.put(T, 'job', { ...queuedRun(4), status: 'Stopping' });
-    for (const id of [2, 3, 4]) await endUndeliveredRun(c, T, `train-${id}`, 'its training message failed');
+    // Asked to stop while its container task trains: the task's to end (until 2026-12-07 ended Stopped here, the task still logging).
+    await c.put(T, 'job', { ...queuedRun(6), status: 'Stopping', started_at: now, task: { runner: 'ecs', claimed_at: now, ref: 'arn:task/6' } });
+    for (const id of [2, 3, 4, 6]) await endUndeliveredRun(c, T, `train-${id}`, 'its training message failed');
     expect((await c.get<TrainingRun>(T, 'job', 2))?.status).toBe('InProgress');
     expect((await c.get<TrainingRun>(T, 'job', 3))?.status).toBe('Queued');
     expect((await c.get<TrainingRun>(T, 'job', 4))?.status).toBe('Stopped');
+    expect((await c.get<TrainingRun>(T, 'job', 6))?.status).toBe('Stopping');
     expect(await endUndeliveredRun(c, T, 'train-99', 'none such')).toBeNull();
   });
 
