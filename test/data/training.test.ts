@@ -1340,27 +1340,36 @@ describe("a run that meets a busy service (throttled after the client's retries)
 
   /** The log line of a run queued again for a busy service, its first retry. */
   const requeuedLine = /^A service the run needs was busy \(.*\): queued again to start over in a few minutes \(retry 1 of 3;/;
+  /**
+   * `c` whose first write queuing a run again lands and then answers a throttling error (its answer
+   * lost), after `meanwhile` (what lands before that answer): `lost()` tells whether it did.
+   */
+  const requeueAnswerLost = (c: ConsoleStore, meanwhile: () => Promise<void> = async () => undefined) => {
+    let lost = false;
+    const lossy: ConsoleStore = {
+      ...c,
+      async update(tenant, kind, id, set, held) {
+        const done = await c.update(tenant, kind, id, set, held);
+        if (!lost && set.status === 'Queued') {
+          lost = true;
+          await meanwhile();
+          throw throttled();
+        }
+        return done;
+      },
+    };
+    return { lossy, lost: () => lost };
+  };
 
   it("whose requeue landed but answered an error (its answer lost) is left Queued for the pass: its log does not say 'Failed', and its message is done", async () => {
     const T6 = 'busy-lost-requeue';
     const { c, events, items, blobs, template } = await twoTastes(T6);
     await c.put(T6, 'job', job(1, template));
     // The requeue's write lands, then its answer is a throttling error: its retry finds the run Queued.
-    let lost = false;
-    const lossy: ConsoleStore = {
-      ...c,
-      async update(tenant, kind, id, set, expect) {
-        const done = await c.update(tenant, kind, id, set, expect);
-        if (!lost && set.status === 'Queued') {
-          lost = true;
-          throw throttled();
-        }
-        return done;
-      },
-    };
+    const { lossy, lost } = requeueAnswerLost(c);
     // Until 2026-12-07 it threw, its log ending 'Failed: ...' of a run left Queued.
     await runTraining({ console: lossy, events: busyEvents(events, () => true), items, blobs }, T6, 'train-1');
-    expect(lost).toBe(true);
+    expect(lost()).toBe(true);
     expect(await c.get<TrainingRun>(T6, 'job', 1)).toMatchObject({ status: 'Queued', _busy_retries: 1, error: null });
     expect(await logsOf(c, T6, 1)).not.toMatch(/Failed/);
     // Its log says it was queued again, and why (until 2026-12-07 it said nothing of it).
@@ -1375,23 +1384,13 @@ describe("a run that meets a busy service (throttled after the client's retries)
     const { c, events, items, blobs, template } = await twoTastes(T);
     await c.put(T, 'job', job(1, template));
     // The requeue's write lands, a stop of the Queued run lands, then the write's answer is a throttling error.
-    let lost = false;
-    const lossy: ConsoleStore = {
-      ...c,
-      async update(tenant, kind, id, set, held) {
-        const done = await c.update(tenant, kind, id, set, held);
-        if (!lost && set.status === 'Queued') {
-          lost = true;
-          // The stop comes a few milliseconds after the change was sent, as a stop request would.
-          await new Promise((r) => setTimeout(r, 5));
-          expect((await stopTrainingRun(c, T, 'train-1')).status).toBe('Stopped');
-          throw throttled();
-        }
-        return done;
-      },
-    };
+    const { lossy, lost } = requeueAnswerLost(c, async () => {
+      // The stop comes a few milliseconds after the change was sent, as a stop request would.
+      await new Promise((r) => setTimeout(r, 5));
+      expect((await stopTrainingRun(c, T, 'train-1')).status).toBe('Stopped');
+    });
     await runTraining({ console: lossy, events: busyEvents(events, () => true), items, blobs }, T, 'train-1');
-    expect(lost).toBe(true);
+    expect(lost()).toBe(true);
     expect(await c.get<TrainingRun>(T, 'job', 1)).toMatchObject({ status: 'Stopped', _busy_retries: 1 });
     // Until 2026-12-07 its line was written as the retry learnt of it, after the stop's.
     const lines = (await logsOf(c, T, 1)).split('\n');
@@ -1427,21 +1426,11 @@ describe("a run that meets a busy service (throttled after the client's retries)
     const { c, events, items, blobs, template } = await twoTastes(T12);
     await c.put(T12, 'job', job(1, template));
     // The requeue's write lands; before its answer (a throttling error) comes back, the pass has sent the run and a new attempt started it.
-    let lost = false;
-    const lossy: ConsoleStore = {
-      ...c,
-      async update(tenant, kind, id, set, held) {
-        const done = await c.update(tenant, kind, id, set, held);
-        if (!lost && set.status === 'Queued') {
-          lost = true;
-          expect(await c.update(T12, 'job', 1, { status: 'InProgress', started_at: Math.floor(Date.now() / 1000) + 200, progress: 0.01 }, { status: 'Queued' })).toBe(true);
-          throw throttled();
-        }
-        return done;
-      },
-    };
+    const { lossy, lost } = requeueAnswerLost(c, async () => {
+      expect(await c.update(T12, 'job', 1, { status: 'InProgress', started_at: Math.floor(Date.now() / 1000) + 200, progress: 0.01 }, { status: 'Queued' })).toBe(true);
+    });
     await runTraining({ console: lossy, events: busyEvents(events, () => true), items, blobs }, T12, 'train-1');
-    expect(lost).toBe(true);
+    expect(lost()).toBe(true);
     // Until 2026-12-07 the old attempt ended the new one Failed as it ran.
     expect(await c.get<TrainingRun>(T12, 'job', 1)).toMatchObject({ status: 'InProgress', _busy_retries: 1, error: null });
     expect(await logsOf(c, T12, 1)).not.toMatch(/Failed/);
