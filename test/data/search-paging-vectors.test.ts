@@ -84,11 +84,8 @@ async function reEmbedAsItWas(base: ReturnType<typeof fixture>, T: string, id: n
 
 const encode = (v: unknown[]) => Buffer.from(JSON.stringify(v)).toString('base64url');
 
-/**
- * A built catalog of tents, and a garden party marquee created since the build and embedded (in
- * the delta with its vector) that user u1 viewed: the first page's taste.
- */
-async function viewedSinceTheBuild(T: string) {
+/** A catalog of tents, 8 of them for a garden party, embedded and built. */
+async function gardenTentsBuilt(T: string) {
   const base = fixture();
   const now = Math.floor(Date.now() / 1000) - 5;
   const made = await base.items.create(
@@ -98,6 +95,15 @@ async function viewedSinceTheBuild(T: string) {
   );
   for (const i of made) await embedItem(base.items, base.embedder, T, i.id);
   await buildIndex(base.items, base.blobs, base.embedder.dimensions, T, now + 1);
+  return base;
+}
+
+/**
+ * A built catalog of tents (gardenTentsBuilt), and a garden party marquee created since the build
+ * and embedded (in the delta with its vector) that user u1 viewed: the first page's taste.
+ */
+async function viewedSinceTheBuild(T: string) {
+  const base = await gardenTentsBuilt(T);
   const [created] = await base.items.create(T, [{ name: 'Garden party marquee', description: 'garden garden garden party marquee' }], Math.floor(Date.now() / 1000));
   const liked = created?.id as number;
   await embedItem(base.items, base.embedder, T, liked);
@@ -170,15 +176,7 @@ describe('pages while vectors land', () => {
 
   it("the user's taste on a later page leaves out the vector of an item of their events saved since the first page", async () => {
     const T = 'taste-lands';
-    const base = fixture();
-    const now = Math.floor(Date.now() / 1000) - 5;
-    const made = await base.items.create(
-      T,
-      [...tents(8), ...Array.from({ length: 8 }, (_, k) => ({ name: `Tent for the garden ${k}`, description: `${'garden '.repeat(k)} tent for a party in the garden` }))],
-      now,
-    );
-    for (const i of made) await embedItem(base.items, base.embedder, T, i.id);
-    await buildIndex(base.items, base.blobs, base.embedder.dimensions, T, now + 1);
+    const base = await gardenTentsBuilt(T);
     // The user viewed a garden party tent: created now, its vector not saved yet.
     const [liked] = await base.items.create(T, [{ name: 'Garden party marquee', description: 'garden garden garden party marquee' }], Math.floor(Date.now() / 1000));
     const ev = (user: string, type: string, item: number): NewEvent => ({
