@@ -161,29 +161,25 @@ export const missingOr =
 export const kindOf = (field: string, kind: string) => missingOr(`${field} is required`, `${field} must be ${kind}`);
 
 /**
- * An integer field: `kindOf`'s message for another type, and the field's range message (`below`,
- * `above`) for a number past the safe integers (z.int's own bound: 9007199254740993 as JSON, 1e300;
- * and JSON's 1e400, read as Infinity, which z.int takes as another type). That issue ends the
- * checks, so the value is told once: until 2026-12-07 z.int's issue took the type's message and the range check after it said so again (`context_id must be an integer` and
- * `context_id is out of range`).
+ * z.int's issue for a number past the safe integers: `above` or `below`, else undefined. JSON's
+ * 1e400 reads as Infinity, which z.int takes as another type: past the safe integers too.
  */
-export const intOf = (field: string, kind: string, below: string, above: string = below) =>
-  z.int({
-    error: (issue) =>
-      // JSON's 1e400 reads as Infinity, which z.int takes as another type: past the safe integers too.
-      issue.code === 'too_big' || issue.input === Number.POSITIVE_INFINITY ? above : issue.code === 'too_small' || issue.input === Number.NEGATIVE_INFINITY ? below : kindOf(field, kind)(issue),
-    abort: true,
-  });
+const pastSafe = (issue: z.core.$ZodRawIssue, below: string, above: string): string | undefined =>
+  issue.code === 'too_big' || issue.input === Number.POSITIVE_INFINITY ? above : issue.code === 'too_small' || issue.input === Number.NEGATIVE_INFINITY ? below : undefined;
+/**
+ * An integer field: `kindOf`'s message for another type, and the field's range message (`below`,
+ * `above`) for a number past the safe integers (z.int's own bound: 9007199254740993 as JSON, 1e300,
+ * 1e400: `pastSafe`). That issue ends the checks, so the value is told once: until 2026-12-07
+ * z.int's issue took the type's message and the range check after it said so again
+ * (`context_id must be an integer` and `context_id is out of range`).
+ */
+export const intOf = (field: string, kind: string, below: string, above: string = below) => z.int({ error: (issue) => pastSafe(issue, below, above) ?? kindOf(field, kind)(issue), abort: true });
 /**
  * An integer field with the locale's messages (`plainMessage`), told once past the safe integers
  * too, as `intOf` tells a named field: `low` and `high` are what its own range check says below and
  * above (z.int's bound said "Must be at least -9007199254740991." beside it until 2026-12-07).
  */
-export const plainInt = (low: string, high = `Must be at most ${Number.MAX_SAFE_INTEGER}.`) =>
-  z.int({
-    error: (issue) => (issue.code === 'too_big' || issue.input === Number.POSITIVE_INFINITY ? high : issue.code === 'too_small' || issue.input === Number.NEGATIVE_INFINITY ? low : undefined),
-    abort: true,
-  });
+export const plainInt = (low: string, high = `Must be at most ${Number.MAX_SAFE_INTEGER}.`) => z.int({ error: (issue) => pastSafe(issue, low, high), abort: true });
 /** An integer field of a closed range (`between`), told once past the safe integers too (`intOf`). */
 export const intBetween = (field: string, min: number, max: number) => intOf(field, 'an integer', `${field} must be between ${min} and ${max}`).check(...between(field, min, max));
 
