@@ -185,7 +185,7 @@ describe('training histories and what serving reads', () => {
     await runTraining({ console: c, events, items: readThenCreated, blobs }, T9, 'train-1');
     expect((await c.get<TrainingRun>(T9, 'job', 1))?.status).toBe('Completed');
     expect(created).toBe(7);
-    const artifact = unpackModel((await blobs.get(((await c.get<ModelVersion>(T9, 'model', 1)) as ModelVersion).artifact)) as Uint8Array);
+    const artifact = await artifactOf(c, blobs, T9, 1);
     // Every event was read through the last: serving reads none of them.
     expect(artifact.histories?.eventsThrough).toBe(11);
     expect(artifact.items).not.toContain(7);
@@ -231,27 +231,12 @@ describe('training histories and what serving reads', () => {
     await sixRatedItems(T10, now - 2000, now - 1000);
     // A create that reserved id 7 (its Idempotency-Key's record names it) and was cut off before
     // writing its row: the item counter is at 7 before the run reads the catalog.
-    await expect(
-      items.create(T10, [{ name: 'item 7' }], now - 100, {
-        reserved: async () => {
-          throw new Error('cut off');
-        },
-      }),
-    ).rejects.toThrow('cut off');
-    await ratingsRun(T10, now);
-    const readThenRetried = {
-      ...items,
-      forEachPage: async (t: string, fn: Parameters<typeof items.forEachPage>[1]) => {
-        await items.forEachPage(t, fn);
-        // Once the run has read the catalog: the client's retry stores item 7 under the id its
-        // first attempt reserved, and u5, told of it (201), rates it before the run reads the events.
-        expect((await items.create(t, [{ name: 'item 7' }], now, { reuse: 7 }))[0]?.id).toBe(7);
-        await events.append(t, [ev('u5', 'rating', 7)], now);
-      },
-    };
+    // Once the run has read the catalog: the client's retry stores item 7 under the id its
+    // first attempt reserved, and u5, told of it (201), rates it before the run reads the events.
+    const readThenRetried = await item7RetriedAfterTheRead(items, events, T10, now);
     await runTraining({ console: c, events, items: readThenRetried, blobs }, T10, 'train-1');
     expect((await c.get<TrainingRun>(T10, 'job', 1))?.status).toBe('Completed');
-    const artifact = unpackModel((await blobs.get(((await c.get<ModelVersion>(T10, 'model', 1)) as ModelVersion).artifact)) as Uint8Array);
+    const artifact = await artifactOf(c, blobs, T10, 1);
     // u5's rating was read (serving reads none up to eventsThrough) on an item the read did not hold.
     expect(artifact.histories?.eventsThrough).toBe(7);
     expect(artifact.items).not.toContain(7);
@@ -290,7 +275,7 @@ describe('training histories and what serving reads', () => {
     await ratingsRun(T11, now);
     await runTraining({ console: c, events, items, blobs }, T11, 'train-1');
     expect((await c.get<TrainingRun>(T11, 'job', 1))?.status).toBe('Completed');
-    const artifact = unpackModel((await blobs.get(((await c.get<ModelVersion>(T11, 'model', 1)) as ModelVersion).artifact)) as Uint8Array);
+    const artifact = await artifactOf(c, blobs, T11, 1);
     expect(artifact.histories?.eventsThrough).toBe(9);
     // u6's rating of item 2 is in the histories; those on ids never handed out are not kept (as
     // those on a deleted item are not): they would grow every artifact for nothing served.
@@ -316,25 +301,10 @@ describe('training histories and what serving reads', () => {
     await sixRatedItems(T12, now - 2000, now - 1000);
     // A create reserves id 7 and is cut off before writing; its retry stores item 7 once the run
     // has read the catalog, and u5 rates it just before the run reads the events.
-    await expect(
-      items.create(T12, [{ name: 'item 7' }], now - 100, {
-        reserved: async () => {
-          throw new Error('cut off');
-        },
-      }),
-    ).rejects.toThrow('cut off');
-    await ratingsRun(T12, now);
-    const readThenRetried = {
-      ...items,
-      forEachPage: async (t: string, fn: Parameters<typeof items.forEachPage>[1]) => {
-        await items.forEachPage(t, fn);
-        await items.create(t, [{ name: 'item 7' }], now, { reuse: 7 });
-        await events.append(t, [ev('u5', 'rating', 7)], now);
-      },
-    };
+    const readThenRetried = await item7RetriedAfterTheRead(items, events, T12, now);
     await runTraining({ console: c, events, items: readThenRetried, blobs }, T12, 'train-1');
     expect((await c.get<TrainingRun>(T12, 'job', 1))?.status).toBe('Completed');
-    const artifact = unpackModel((await blobs.get(((await c.get<ModelVersion>(T12, 'model', 1)) as ModelVersion).artifact)) as Uint8Array);
+    const artifact = await artifactOf(c, blobs, T12, 1);
     expect(artifact.histories?.eventsThrough).toBe(7);
     // Item 7 is stored: u5's rating of it is carried (serving reads no event up to eventsThrough).
     expect(artifact.histories?.unread?.users).toEqual(['u5']);
@@ -356,7 +326,7 @@ describe('training histories and what serving reads', () => {
     const counted = { ...items, getMany: (t: string, ids: readonly number[], opts?: { consistent?: boolean }) => (lookedUp.push(...ids), items.getMany(t, ids, opts)) };
     await runTraining({ console: c, events, items: counted, blobs }, T13, 'train-1');
     expect((await c.get<TrainingRun>(T13, 'job', 1))?.status).toBe('Completed');
-    const artifact = unpackModel((await blobs.get(((await c.get<ModelVersion>(T13, 'model', 1)) as ModelVersion).artifact)) as Uint8Array);
+    const artifact = await artifactOf(c, blobs, T13, 1);
     expect(artifact.histories?.unread).toBeUndefined();
     // No item the catalog read did not hold was stored since from an event sent before it began:
     // a client names an item once its create answered, after its row was stored.
@@ -408,6 +378,35 @@ async function sixRatedItems(tenant: string, createdAt: number, ratedAt: number)
     [1, 2, 3, 4, 5, 6].map((i) => ev('u2', 'rating', i)),
     ratedAt,
   );
+}
+
+/**
+ * A create that reserved id 7 (its Idempotency-Key's record names it) cut off before writing its
+ * row, then `ratingsRun`; returns the item store a run reads through, with which, once the run has
+ * read the catalog, the create's retry stores item 7 under that id and u5 rates it.
+ */
+async function item7RetriedAfterTheRead(items: TestTable['stores']['items'], events: EventStore, tenant: string, now: number) {
+  await expect(
+    items.create(tenant, [{ name: 'item 7' }], now - 100, {
+      reserved: async () => {
+        throw new Error('cut off');
+      },
+    }),
+  ).rejects.toThrow('cut off');
+  await ratingsRun(tenant, now);
+  return {
+    ...items,
+    forEachPage: async (t: string, fn: Parameters<typeof items.forEachPage>[1]) => {
+      await items.forEachPage(t, fn);
+      expect((await items.create(t, [{ name: 'item 7' }], now, { reuse: 7 }))[0]?.id).toBe(7);
+      await events.append(t, [ev('u5', 'rating', 7)], now);
+    },
+  };
+}
+
+/** Model version `version`'s artifact, unpacked. */
+async function artifactOf(c: ConsoleStore, blobs: FolderBlobStore, tenant: string, version: number) {
+  return unpackModel((await blobs.get(((await c.get<ModelVersion>(tenant, 'model', version)) as ModelVersion).artifact)) as Uint8Array);
 }
 
 /** The event type rating, a Published template training it, and run 1 of it queued (popularity). */
@@ -462,7 +461,7 @@ describe('event type weights: the template multiplies them; serving keeps those 
     await c.put(T2, 'job', job(1, template));
     await runTraining({ console: c, events, items, blobs }, T2, 'train-1');
     expect((await c.get<TrainingRun>(T2, 'job', 1))?.status).toBe('Completed');
-    const v1 = unpackModel((await blobs.get(((await c.get<ModelVersion>(T2, 'model', 1)) as ModelVersion).artifact)) as Uint8Array);
+    const v1 = await artifactOf(c, blobs, T2, 1);
     expect(v1.typeWeights).toEqual(
       new Map([
         ['view', 1],
@@ -484,7 +483,7 @@ describe('event type weights: the template multiplies them; serving keeps those 
     // The next run trains buys with the new weight (1 × 2), and stores it for serving.
     await c.put(T2, 'job', job(2, template));
     await runTraining({ console: c, events, items, blobs }, T2, 'train-2');
-    const v2 = unpackModel((await blobs.get(((await c.get<ModelVersion>(T2, 'model', 2)) as ModelVersion).artifact)) as Uint8Array);
+    const v2 = await artifactOf(c, blobs, T2, 2);
     expect(v2.typeWeights).toEqual(
       new Map([
         ['view', 1],
@@ -737,7 +736,7 @@ describe('stopping a run races its end', () => {
     await events.append(T9, [ev('u0', 'view', 5)], now - 300);
     await c.put(T9, 'job', job(1, template));
     await runTraining({ console: c, events, items, blobs }, T9, 'train-1');
-    const artifact = unpackModel((await blobs.get(((await c.get<ModelVersion>(T9, 'model', 1)) as ModelVersion).artifact)) as Uint8Array);
+    const artifact = await artifactOf(c, blobs, T9, 1);
     const row = historyOf(artifact.histories as NonNullable<typeof artifact.histories>, 'u0');
     // Until 2026-12-03 the run trained on the late buy of item 1, and stored it in u0's history.
     expect(Array.from(row?.items ?? [], (i) => artifact.items[i])).toEqual([5]);
@@ -754,7 +753,7 @@ describe('stopping a run races its end', () => {
     const [sent] = await events.append(T8, [ev('u0', 'buy', 4)], now - 120);
     await c.put(T8, 'job', job(1, template));
     await runTraining({ console: c, events, items, blobs }, T8, 'train-1');
-    const v1 = unpackModel((await blobs.get(((await c.get<ModelVersion>(T8, 'model', 1)) as ModelVersion).artifact)) as Uint8Array);
+    const v1 = await artifactOf(c, blobs, T8, 1);
     expect(v1.histories?.users).not.toContain('u0');
     expect(v1.histories?.eventsThrough).toBeGreaterThanOrEqual(sent?.id as number);
     await c.put(T8, 'endpoint', { id: 1, endpoint_name: 'main', is_default: true, model_version: 1, created: now, updated_at: now } satisfies Endpoint);
