@@ -293,6 +293,40 @@ describe('pages of a list while items are created', () => {
     return { deps: { items, events, blobs, embedder }, made, createBest };
   }
   type Req = Parameters<typeof runSearch>[2];
+  /**
+   * Nine tents and the best match created since their build (in the delta with its vector, saved
+   * before the first page), the whole list and its first page of 3 in `mode`; then the created
+   * item given a price and embedded anew (its vector saved after the first page).
+   */
+  async function createdThenReEmbeddedAfterTheFirstPage(T: string, mode: 'hybrid' | 'semantic', listOf: string) {
+    const { deps, createBest } = await tents(T, 9, (k) => `${'sturdy '.repeat(k)}shelter, tent pegs included`);
+    const best = await createBest();
+    await new Promise((r) => setTimeout(r, 5));
+    const req = { query: 'tent', mode, filter: NO_FILTER, limit: 3, listOf };
+    const all = (await runSearch(deps, T, { ...req, limit: 100 })).data.map((h) => String(h.id));
+    const first = await runSearch(deps, T, req);
+    await deps.items.update(T, best, { metadata: { price: 129 } }, nowSeconds());
+    await new Promise((r) => setTimeout(r, 5));
+    await embedItem(deps.items, deps.embedder, T, best);
+    return { deps, req, all, first };
+  }
+  /**
+   * The ids of `first` and the pages after it, its cursor naming its build as one that is gone:
+   * they rank on the newer build `builtAt` (which this container looks for at once, serving the one
+   * it has meanwhile), each later page's cursor naming it.
+   */
+  async function pagedOnTheNewerBuild(deps: Parameters<typeof runSearch>[0], T: string, req: Req, first: { data: { id: string }[]; next_cursor: string | null }, builtAt: number) {
+    const cursor = JSON.parse(Buffer.from(first.next_cursor as string, 'base64url').toString()) as unknown[];
+    cursor[2] = 12345;
+    const gone = Buffer.from(JSON.stringify(cursor)).toString('base64url');
+    const builtOf = (c: string | null) => (JSON.parse(Buffer.from(c as string, 'base64url').toString()) as unknown[])[2];
+    return withSetting('pointerCheckMs', 0, async () => {
+      for (let k = 0; k < 50 && builtOf((await runSearch(deps, T, req)).next_cursor) !== builtAt; k++) await new Promise((r) => setTimeout(r, 100));
+      return pagedIds(deps, T, req, first, gone, (next) => {
+        if (next) expect(builtOf(next)).toBe(builtAt);
+      });
+    });
+  }
   /** The ids `first` served, then those of every page after it from `cursor` on, each page checked by `check`. */
   async function pagedIds(deps: Parameters<typeof runSearch>[0], T: string, req: Req, first: { data: { id: string }[] }, cursor: string | null, check = (_next: string | null) => {}) {
     const served = first.data.map((h) => String(h.id));
@@ -464,21 +498,12 @@ describe('pages of a list while items are created', () => {
   it('nor repeat or leave out an item created since the build and re-embedded after the first page (a price change): later pages score it by its current vector, the first page one being overwritten', async () => {
     for (const mode of ['hybrid', 'semantic'] as const) {
       const T = `created-re-embedded-between-pages-${mode}`;
-      const { deps, createBest } = await tents(T, 9, (k) => `${'sturdy '.repeat(k)}shelter, tent pegs included`);
-      // In the delta with its vector, saved before the first page.
-      const best = await createBest();
-      await new Promise((r) => setTimeout(r, 5));
-      const req = { query: 'tent', mode, filter: NO_FILTER, limit: 3, listOf: `created re-embedded ${mode}` };
-      const all = (await runSearch(deps, T, { ...req, limit: 100 })).data.map((h) => String(h.id));
-      const first = await runSearch(deps, T, req);
-      // Given a price after the first page and embedded anew: the build holds no vector of it, and
-      // its first page's is overwritten. Until 2026-12-07 later pages scored it without one: hybrid
-      // served a hit of the first page again on page 2 (the item no longer rescaling the others),
-      // semantic left the item out. Its current vector moves it as an edit between pages does: in
-      // hybrid (the keyword score the same) not across the cursor.
-      await deps.items.update(T, best, { metadata: { price: 129 } }, nowSeconds());
-      await new Promise((r) => setTimeout(r, 5));
-      await embedItem(deps.items, deps.embedder, T, best);
+      // The build holds no vector of the item, and its first page's is overwritten. Until
+      // 2026-12-07 later pages scored it without one: hybrid served a hit of the first page again
+      // on page 2 (the item no longer rescaling the others), semantic left the item out. Its
+      // current vector moves it as an edit between pages does: in hybrid (the keyword score the
+      // same) not across the cursor.
+      const { deps, req, all, first } = await createdThenReEmbeddedAfterTheFirstPage(T, mode, `created re-embedded ${mode}`);
       const served = await pagedIds(deps, T, req, first, first.next_cursor);
       expect([...served].sort(), mode).toEqual([...all].sort());
       if (mode === 'hybrid') expect(served).toEqual(all);
@@ -616,52 +641,19 @@ describe('pages of a list while items are created', () => {
     await createBest();
     await nextSecond();
     const { builtAt } = await buildIndex(deps.items, deps.blobs, deps.embedder.dimensions, T);
-    // The first page's build named as one that is gone: the pages rank on the newer build (which
-    // this container looks for at once).
-    const cursor = JSON.parse(Buffer.from(first.next_cursor as string, 'base64url').toString()) as unknown[];
-    cursor[2] = 12345;
-    const gone = Buffer.from(JSON.stringify(cursor)).toString('base64url');
-    // Each later page's cursor names the newer build.
-    const builtOf = (c: string | null) => (JSON.parse(Buffer.from(c as string, 'base64url').toString()) as unknown[])[2];
-    const served = await withSetting('pointerCheckMs', 0, async () => {
-      // This container loads the newer build (serving the one it has meanwhile).
-      for (let k = 0; k < 50 && builtOf((await runSearch(deps, T, req)).next_cursor) !== builtAt; k++) await new Promise((r) => setTimeout(r, 100));
-      return pagedIds(deps, T, req, first, gone, (next) => {
-        if (next) expect(builtOf(next)).toBe(builtAt);
-      });
-    });
-    expect(served).toEqual(all);
+    expect(await pagedOnTheNewerBuild(deps, T, req, first, builtAt)).toEqual(all);
   });
 
   it("nor when the first page's build is gone and a newer one holds the new vector of an item created since the first build and re-embedded after the first page", async () => {
     for (const mode of ['hybrid', 'semantic'] as const) {
       const T = `grow-re-embed-then-build-${mode}`;
-      const { deps, createBest } = await tents(T, 9, (k) => `${'sturdy '.repeat(k)}shelter, tent pegs included`);
-      // Created and embedded before the first page: in the delta with its vector.
-      const best = await createBest();
-      await new Promise((r) => setTimeout(r, 5));
-      const req = { query: 'tent', mode, filter: NO_FILTER, limit: 3, listOf: `gone re-embedded ${mode}` };
-      const all = (await runSearch(deps, T, { ...req, limit: 100 })).data.map((h) => String(h.id));
-      const first = await runSearch(deps, T, req);
-      // Given a price after the first page and embedded anew, then a newer build holds that vector.
-      // Until 2026-12-07 later pages on that build scored the item without a vector (its vector
-      // saved after the first page's), and hits came again or were left out.
-      await deps.items.update(T, best, { metadata: { price: 129 } }, nowSeconds());
-      await new Promise((r) => setTimeout(r, 5));
-      await embedItem(deps.items, deps.embedder, T, best);
+      // Then a newer build holds the item's new vector. Until 2026-12-07 later pages on that build
+      // scored the item without a vector (its vector saved after the first page's), and hits came
+      // again or were left out.
+      const { deps, req, all, first } = await createdThenReEmbeddedAfterTheFirstPage(T, mode, `gone re-embedded ${mode}`);
       await nextSecond();
       const { builtAt } = await buildIndex(deps.items, deps.blobs, deps.embedder.dimensions, T);
-      const builtOf = (c: string | null) => (JSON.parse(Buffer.from(c as string, 'base64url').toString()) as unknown[])[2];
-      const cursor = JSON.parse(Buffer.from(first.next_cursor as string, 'base64url').toString()) as unknown[];
-      cursor[2] = 12345;
-      const gone = Buffer.from(JSON.stringify(cursor)).toString('base64url');
-      const served = await withSetting('pointerCheckMs', 0, async () => {
-        // This container loads the newer build (serving the one it has meanwhile).
-        for (let k = 0; k < 50 && builtOf((await runSearch(deps, T, req)).next_cursor) !== builtAt; k++) await new Promise((r) => setTimeout(r, 100));
-        return pagedIds(deps, T, req, first, gone, (next) => {
-          if (next) expect(builtOf(next)).toBe(builtAt);
-        });
-      });
+      const served = await pagedOnTheNewerBuild(deps, T, req, first, builtAt);
       expect([...served].sort(), mode).toEqual([...all].sort());
       if (mode === 'hybrid') expect(served).toEqual(all);
     }
