@@ -26,7 +26,10 @@ import { STARTING_SECONDS, type Experiment, type ExperimentStatus, type RerankCo
  */
 
 /** What the control plane needs of storage. */
-export type ControlPorts = Pick<ConsoleStore, 'get' | 'list' | 'page' | 'nextId' | 'put' | 'create' | 'replace' | 'update' | 'remove' | 'removed' | 'controlConfig' | 'auditId' | 'auditPage'>;
+export type ControlPorts = Pick<
+  ConsoleStore,
+  'get' | 'list' | 'page' | 'contextPage' | 'nextId' | 'put' | 'create' | 'replace' | 'update' | 'remove' | 'removed' | 'controlConfig' | 'auditId' | 'auditPage'
+>;
 
 /** Who asks: the tenant, and the API key's prefix (the audit trail's actor). */
 export interface Caller {
@@ -278,11 +281,27 @@ export async function getRule(c: ControlPorts, tenant: string, id: number): Prom
   return shown(r);
 }
 
-export async function listRules(c: ControlPorts, tenant: string, q: S.ContextPageQuery) {
-  // Filtering by a context that is not the tenant's is 404, as naming it anywhere else is.
+/** The store's refusal of a cursor names it `cursor`; the lists take it as `starting_after`. */
+function asStartingAfter(e: unknown): never {
+  const why = e instanceof InvalidInput ? e.fieldErrors?.cursor : undefined;
+  if (e instanceof InvalidInput && why) throw new InvalidInput(e.message, { starting_after: why });
+  throw e;
+}
+
+/**
+ * A page of rules or experiments, those of `contextId` when given (a context not the tenant's is
+ * 404, as naming it anywhere else is). Without it the cursor is the last id; with it, opaque and
+ * naming the context (until 2026-12-07 the bare id there too: another context's cursor was read as
+ * a place in this list).
+ */
+async function contextList<T extends ConsoleRecord>(c: ControlPorts, tenant: string, kind: 'rule' | 'experiment', q: S.ContextPageQuery) {
   if (q.contextId) await needContext(c, tenant, q.contextId);
-  const page = await c.page<Stored<Rule>>(tenant, 'rule', { limit: q.limit, after: q.starting_after, ...(q.contextId ? { where: { context_id: q.contextId } } : {}) });
-  return listOf(page.rows.map(shown), page.hasMore);
+  return c.contextPage<T>(tenant, kind, { limit: q.limit, after: q.starting_after, contextId: q.contextId }).catch(asStartingAfter);
+}
+
+export async function listRules(c: ControlPorts, tenant: string, q: S.ContextPageQuery) {
+  const page = await contextList<Stored<Rule>>(c, tenant, 'rule', q);
+  return listOf(page.rows.map(shown), page.hasMore, page.cursorAfter);
 }
 
 export async function updateRule(c: ControlPorts, who: Caller, id: number, b: S.RulePatch): Promise<Rule> {
@@ -498,10 +517,9 @@ export async function getExperiment(c: ControlPorts, tenant: string, id: number,
 }
 
 export async function listExperiments(c: ControlPorts, tenant: string, q: S.ContextPageQuery, results: ResultsOf) {
-  if (q.contextId) await needContext(c, tenant, q.contextId);
-  const page = await c.page<Stored<Experiment>>(tenant, 'experiment', { limit: q.limit, after: q.starting_after, ...(q.contextId ? { where: { context_id: q.contextId } } : {}) });
+  const page = await contextList<Stored<Experiment>>(c, tenant, 'experiment', q);
   const data = await Promise.all(page.rows.map((e) => withResults(tenant, shown(e), results)));
-  return listOf(data, page.hasMore);
+  return listOf(data, page.hasMore, page.cursorAfter);
 }
 
 const NEXT: Record<ExperimentStatus, ExperimentStatus | undefined> = { Draft: 'Running', Running: 'Stopped', Stopped: undefined };
@@ -714,11 +732,6 @@ const CREDENTIAL_RESOURCE = /^(clients|api-keys)\//;
 export async function listAudit(c: ControlPorts, tenant: string, q: S.AuditQuery) {
   const none = !CREDENTIAL_RESOURCE.test(q.resource) && !Number.isSafeInteger(Number(q.resource.slice(q.resource.indexOf('/') + 1)));
   if (none && q.starting_after === undefined) return listOf<AuditEntry>([], false);
-  const page = await c.auditPage(tenant, q.resource, { limit: q.limit, after: q.starting_after, ...(none ? { none } : {}) }).catch((e: unknown) => {
-    // The store's refusal of a cursor names it `cursor`; this list takes it as `starting_after`.
-    const why = e instanceof InvalidInput ? e.fieldErrors?.cursor : undefined;
-    if (e instanceof InvalidInput && why) throw new InvalidInput(e.message, { starting_after: why });
-    throw e;
-  });
+  const page = await c.auditPage(tenant, q.resource, { limit: q.limit, after: q.starting_after, ...(none ? { none } : {}) }).catch(asStartingAfter);
   return listOf(page.rows, page.hasMore, page.cursorAfter);
 }

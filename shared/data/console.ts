@@ -13,6 +13,7 @@ import {
   type Expect,
 } from '../domain/console-records.ts';
 import { scopedCursor } from './cursor.ts';
+import { InvalidInput } from '../domain/errors.ts';
 import type { TableRef } from './client.ts';
 import { allocateIds } from './counters.ts';
 import { writtenWithEntry } from './audited-write.ts';
@@ -143,6 +144,24 @@ const logCursors = scopedCursor(/^\d{1,16}#\d{6}#[0-9a-f]{8}$/, "This cursor is 
 const auditCursors = scopedCursor(/^\d{16}$/, "This cursor is from another resource's or another tenant's audit trail.");
 
 /**
+ * The cursor of a list of rules or experiments filtered by a context: its last record's sort key,
+ * naming the tenant, kind and context it is of. Until 2026-12-07 it was the bare id, so a cursor of
+ * another context's list (or of the unfiltered list) was read as a place in this one and skipped
+ * this context's records below it.
+ */
+const contextCursors = scopedCursor(/^(rule|experiment)#\d{16}$/, "This cursor is from another context's list (or the list without contextId), or another tenant's.");
+
+/** The id a list's cursor places the page after: the unfiltered list's bare id (past 2^53-1, the largest: nothing follows), or a context list's opaque cursor. */
+function contextListAfter(tenant: string, kind: ConsoleKind, cursor: string, contextId: number | undefined): number {
+  if (contextId === undefined) {
+    if (!/^[1-9][0-9]*$/.test(cursor)) throw new InvalidInput('Invalid cursor.', { cursor: ['starting_after must be a positive integer (the list without contextId pages by id)'] });
+    return Math.min(Number(cursor), Number.MAX_SAFE_INTEGER);
+  }
+  const sk = contextCursors.decode(cursor, [tenant, kind, contextId]);
+  return Number(sk.slice(sk.indexOf('#') + 1));
+}
+
+/**
  * The user part of an erasure marker's sort key (`erased_user#<user>`): the user id, or, where
  * that key would pass DynamoDB's 1,024 bytes for a sort key (a user id of 256 characters takes up
  * to 1,024 bytes in UTF-8: 254 or more of four bytes each, such as emoji), `#sha256:` and the id's
@@ -178,6 +197,12 @@ const erasureSweep = (r: Row): ErasureSweepRecord => ({
 const SWEEP_MERGES: RetryPolicy = { attempts: 16, baseMs: 2, maxMs: 100, jitter: 'full' };
 
 export function dynamoConsoleStore(t: TableRef): ConsoleStore {
+  async function recordsPage<T extends ConsoleRecord>(tenant: string, kind: ConsoleKind, q: { limit: number; after?: number | undefined; where?: Record<string, unknown>; newestFirst?: boolean }) {
+    const where = q.where ?? {};
+    const query = refine(ofKind(tenant, kind, q.after, q.newestFirst), { filter: (x) => x.and(x.absent('withdrawn'), ...Object.entries(where).map(([k, v]) => x.eq(k, v))) });
+    const rows = await queryUpTo(t, { ...query, ConsistentRead: true, ...(q.newestFirst ? { ScanIndexForward: false } : {}) }, q.limit + 1);
+    return { rows: rows.slice(0, q.limit).map((r) => stripKeys(r) as T), hasMore: rows.length > q.limit };
+  }
   /**
    * A record's write, with its audit trail's part (`Audited`) in one transaction when given: the
    * entry put beside it (`writtenWithEntry`, as synonym sets and credentials write), or the entry of
@@ -374,11 +399,12 @@ export function dynamoConsoleStore(t: TableRef): ConsoleStore {
       // The place it held, if its kind has a cap (a withdrawn record does not count: `create`).
       if (CAPPED.has(kind)) await placesOfKind(kind).release(tenant, id);
     },
-    async page<T extends ConsoleRecord>(tenant: string, kind: ConsoleKind, q: { limit: number; after?: number | undefined; where?: Record<string, unknown>; newestFirst?: boolean }) {
-      const where = q.where ?? {};
-      const query = refine(ofKind(tenant, kind, q.after, q.newestFirst), { filter: (x) => x.and(x.absent('withdrawn'), ...Object.entries(where).map(([k, v]) => x.eq(k, v))) });
-      const rows = await queryUpTo(t, { ...query, ConsistentRead: true, ...(q.newestFirst ? { ScanIndexForward: false } : {}) }, q.limit + 1);
-      return { rows: rows.slice(0, q.limit).map((r) => stripKeys(r) as T), hasMore: rows.length > q.limit };
+    page: recordsPage,
+    async contextPage<T extends ConsoleRecord>(tenant: string, kind: 'rule' | 'experiment', q: { limit: number; after?: string | undefined; contextId?: number | undefined }) {
+      const after = q.after === undefined ? undefined : contextListAfter(tenant, kind, q.after, q.contextId);
+      const page = await recordsPage<T>(tenant, kind, { limit: q.limit, after, ...(q.contextId !== undefined ? { where: { context_id: q.contextId } } : {}) });
+      const cursorAfter = (id: number): string => (q.contextId === undefined ? String(id) : contextCursors.encode(recordKey(tenant, kind, id).sk, [tenant, kind, q.contextId]));
+      return { ...page, cursorAfter };
     },
     replace: (tenant, kind, rec, expect, audited) => applied(() => written(tenant, { put: rowOf(tenant, kind, rec), when: expect === 'new' ? isNew : holding(expect) }, audited)),
     async activeRuns<T extends ConsoleRecord>(tenant: string, opts: { upkeep?: boolean } = {}) {

@@ -220,6 +220,17 @@ export interface ConsoleStore {
     q: { limit: number; after?: number | undefined; where?: Record<string, unknown>; newestFirst?: boolean },
   ): Promise<{ rows: T[]; hasMore: boolean }>;
   /**
+   * One page of the rules or experiments, in id order, those of `contextId` when given. `after` is
+   * the `cursorAfter` of the page before: the bare id without `contextId`; with it, an opaque
+   * cursor naming the tenant, kind and context (400 `Invalid cursor.`, naming `cursor`, for
+   * another list's or one this store never gave).
+   */
+  contextPage<T extends ConsoleRecord>(
+    tenant: string,
+    kind: 'rule' | 'experiment',
+    q: { limit: number; after?: string | undefined; contextId?: number | undefined },
+  ): Promise<{ rows: T[]; hasMore: boolean; cursorAfter(id: number): string }>;
+  /**
    * Stores a record in place of the one with its id: `'new'` only if there is none, else only if
    * `expect` holds. false when not. With `audited`, its audit trail's part is written with it.
    */

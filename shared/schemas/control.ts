@@ -312,7 +312,12 @@ const startingAfter = z.optional(numericId('starting_after'));
 export const pageQuery = z.strictObject({ limit: limitParam, starting_after: startingAfter });
 export type PageQuery = z.output<typeof pageQuery>;
 /** Rules and experiments: optionally one context's. */
-export const contextPageQuery = z.strictObject({ limit: limitParam, starting_after: startingAfter, contextId: z.optional(numericId('contextId', noContext)) });
+export const contextPageQuery = z.strictObject({
+  limit: limitParam,
+  /** The `next_cursor` of the page before: the last id without `contextId`; with it, opaque, naming the context (shared/data/console.ts). Until 2026-12-07 an id there too. */
+  starting_after: z.optional(z.string().check(z.minLength(1), z.maxLength(512))),
+  contextId: z.optional(numericId('contextId', noContext)),
+});
 export type ContextPageQuery = z.output<typeof contextPageQuery>;
 
 /**

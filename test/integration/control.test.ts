@@ -610,7 +610,9 @@ describe('paging', () => {
       expect(page.data.length).toBeLessThanOrEqual(2);
       expect(page.data.every((r) => r.context_id === ctx)).toBe(true);
       seen.push(...page.data.map((r) => r.id));
-      expect(page.next_cursor).toBe(page.has_more ? String(page.data[page.data.length - 1]?.id) : null);
+      // Filtered by a context, the cursor is opaque (it names the context): not the last id.
+      if (page.has_more) expect(page.next_cursor).not.toBe(String(page.data[page.data.length - 1]?.id));
+      else expect(page.next_cursor).toBeNull();
       cursor = page.next_cursor;
       pages++;
     } while (cursor);
@@ -624,6 +626,43 @@ describe('paging', () => {
     invalid(await P('GET', '/api/rules?starting_after=x'), 'starting_after');
     invalid(await P('GET', '/api/rules?contextId=x'), 'contextId');
     invalid(await P('GET', '/api/segments?contextId=1'), 'contextId');
+  });
+
+  it("refuses another context's cursor (or the unfiltered list's, or a bare id) on a list of rules or experiments filtered by contextId", async () => {
+    const a = await context('cursor a');
+    const b = await context('cursor b');
+    const ruleIn = async (ctx: number, name: string): Promise<number> => ok(await P('POST', '/api/rules', rule({ context_id: ctx, name })), 201).id;
+    // Interleaved: B's rules lie between A's ids, so A's cursor read as a place in B skipped B's first.
+    const [a1, b1, a2, b2] = [await ruleIn(a, 'a1'), await ruleIn(b, 'b1'), await ruleIn(a, 'a2'), await ruleIn(b, 'b2')];
+    const ofA = ok(await P('GET', `/api/rules?contextId=${a}&limit=1`));
+    expect(ofA).toMatchObject({ data: [{ id: a1 }], has_more: true });
+    const cursorA = encodeURIComponent(ofA.next_cursor);
+    const foreign = "Invalid cursor. starting_after: This cursor is from another context's list (or the list without contextId), or another tenant's.";
+    // Until 2026-12-07 A's cursor (a1's id) sent with contextId=B listed b1 and b2 as after it; now 400.
+    expect(await P('GET', `/api/rules?contextId=${b}&starting_after=${cursorA}`)).toMatchObject({ status: 400, body: { error: foreign } });
+    // The unfiltered list's cursor (a bare id) is not one of a filtered list.
+    const unfiltered = ok(await P('GET', '/api/rules?limit=1'));
+    expect(unfiltered.next_cursor).toMatch(/^[1-9][0-9]*$/);
+    for (const made of [unfiltered.next_cursor, String(a1), 'not-a-cursor']) {
+      expect((await P('GET', `/api/rules?contextId=${b}&starting_after=${made}`)).body, made).toEqual({ error: 'Invalid cursor. starting_after: Not a cursor returned by this API.' });
+    }
+    // A filtered list's cursor is not an id of the unfiltered list.
+    invalid(await P('GET', `/api/rules?starting_after=${cursorA}`), 'starting_after');
+    // Nor a cursor of the experiments of A.
+    expect(await P('GET', `/api/experiments?contextId=${a}&starting_after=${cursorA}`)).toMatchObject({ status: 400, body: { error: foreign } });
+    // Its own list's cursor pages on; B's list is whole.
+    expect(ok(await P('GET', `/api/rules?contextId=${a}&starting_after=${cursorA}`))).toMatchObject({ data: [{ id: a2 }], has_more: false, next_cursor: null });
+    expect(ok(await P('GET', `/api/rules?contextId=${b}`)).data.map((r: { id: number }) => r.id)).toEqual([b1, b2]);
+    // Experiments alike.
+    const e1 = ok(await P('POST', '/api/experiments', { name: 'ea1', context_id: a, variants }), 201).id;
+    ok(await P('POST', '/api/experiments', { name: 'eb1', context_id: b, variants }), 201);
+    const e2 = ok(await P('POST', '/api/experiments', { name: 'ea2', context_id: a, variants }), 201).id;
+    const expA = ok(await P('GET', `/api/experiments?contextId=${a}&limit=1`));
+    expect(expA).toMatchObject({ data: [{ id: e1 }], has_more: true });
+    const expCursor = encodeURIComponent(expA.next_cursor);
+    expect(await P('GET', `/api/experiments?contextId=${b}&starting_after=${expCursor}`)).toMatchObject({ status: 400, body: { error: foreign } });
+    expect((await P('GET', `/api/experiments?contextId=${b}&starting_after=${e1}`)).body).toEqual({ error: 'Invalid cursor. starting_after: Not a cursor returned by this API.' });
+    expect(ok(await P('GET', `/api/experiments?contextId=${a}&starting_after=${expCursor}`)).data.map((e: { id: number }) => e.id)).toEqual([e2]);
   });
 });
 
