@@ -34,6 +34,14 @@ export function idempotency(flavor: Flavor, store: () => IdempotencyStore = idem
       if (key.length < 1 || key.length > 255 || !/^[\x21-\x7e]+$/.test(key)) {
         throw new ValidationError('Invalid Idempotency-Key header.', { 'Idempotency-Key': ['1 to 255 visible ASCII characters.'] });
       }
+      // API Gateway (HTTP API, payload 2.0: no multiValueHeaders) hands a header sent more than
+      // once as its values joined by commas, and so does `npm start`: `k` sent twice is `k,k`, which a
+      // retry sending `k` once would not match, and a key holding a comma cannot be told from it.
+      if (key.includes(',')) {
+        throw new ValidationError('Invalid Idempotency-Key header.', {
+          'Idempotency-Key': ['Sent more than once, or holding a comma (a repeated header arrives as its values joined by commas): send it once, without a comma.'],
+        });
+      }
       const e = req.event;
       const fingerprint = createHash('sha256')
         .update(`${e.requestContext.http.method} ${e.rawPath}\n${rawBody(e) ?? ''}`)

@@ -94,8 +94,8 @@ const IDEMPOTENCY_KEY: JsonSchema = {
   in: 'header',
   required: false,
   description:
-    'Makes the request safe to retry: a repeat with the same key and body within 24 h answers the first response (`Idempotent-Replayed: true`) and writes nothing; the same key with another body is 409.',
-  schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7E]+$' },
+    'Makes the request safe to retry: a repeat with the same key and body within 24 h answers the first response (`Idempotent-Replayed: true`) and writes nothing; the same key with another body is 409. Visible ASCII without a comma, sent once: a header sent twice arrives as its values joined by a comma, 400.',
+  schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x2B\\x2D-\\x7E]+$' },
 };
 
 /**

@@ -397,6 +397,8 @@ describe('Core and Platform helpers', () => {
     // An Idempotency-Key the API would refuse is said before anything is sent.
     await expect(c.items.create({ name: 'x' }, { idempotencyKey: 'commande-✓' })).rejects.toThrow('idempotencyKey must be 1-255 visible ASCII characters');
     await expect(c.items.create({ name: 'x' }, { idempotencyKey: '' })).rejects.toThrow(TypeError);
+    // A comma too: the API refuses it, as it cannot tell it from the header sent twice.
+    await expect(c.items.create({ name: 'x' }, { idempotencyKey: 'k,k' })).rejects.toThrow('other than a comma');
     expect(recs.url).toBe('/v1/recommendations');
     const del = await c.items.delete(item.id);
     expect(del.deletedCount).toBe(1);

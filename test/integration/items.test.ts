@@ -1,3 +1,4 @@
+import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectCoreError, request, startTestStack, type TestStack } from '../helpers/stack.ts';
 import { nextSecond } from '../helpers/clock.ts';
@@ -337,6 +338,36 @@ describe('Idempotency-Key on POST /v1/items', () => {
     expectCoreError(withQuery, 400, 'invalid_request_error', 'validation_error');
     expect(withQuery.body.error.details.fieldErrors.x).toBeDefined();
     expect(withQuery.headers.get('idempotent-replayed')).toBeNull();
+  });
+
+  it('refuses an Idempotency-Key header sent twice (it arrives as the values joined by a comma), and a key holding a comma: a retry sending it once would not match it', async () => {
+    const key = `idem-twice-${Date.now()}`;
+    const token = await t.demo.accessToken();
+    const body = JSON.stringify({ name: 'sent twice' });
+    // Raw headers: the key twice, as a client (or a proxy) repeating it would send it.
+    const twice = () =>
+      new Promise<{ status: number; body: { error: { type: string; code: string; details: { fieldErrors: Record<string, string[]> } } } }>((resolve, reject) => {
+        const headers = ['host', new URL(t.base).host, 'authorization', `Bearer ${token}`, 'content-type', 'application/json', 'idempotency-key', key, 'idempotency-key', key];
+        const req = httpRequest(`${t.base}/v1/items`, { method: 'POST', headers }, (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString()) }));
+        });
+        req.on('error', reject);
+        req.end(body);
+      });
+    const r = await twice();
+    // Until 2026-12-07 it was taken as the key `k,k`: 201, and the retry below sending `k` once stored the item again.
+    expect(r.status, JSON.stringify(r.body)).toBe(400);
+    expect(r.body.error).toMatchObject({ type: 'invalid_request_error', code: 'validation_error' });
+    expect(r.body.error.details.fieldErrors['Idempotency-Key']?.[0]).toMatch(/^Sent more than once, or holding a comma/);
+    // Nothing was stored or claimed: the key sent once creates, and its retry replays that.
+    const once = await t.demo.core('POST', '/v1/items', { name: 'sent twice' }, { headers: { 'idempotency-key': key } });
+    expect(once.status).toBe(201);
+    const retry = await t.demo.core('POST', '/v1/items', { name: 'sent twice' }, { headers: { 'idempotency-key': key } });
+    expect([retry.status, retry.body, retry.headers.get('idempotent-replayed')]).toEqual([201, once.body, 'true']);
+    // A key holding a comma, sent once, cannot be told from a repeated header: refused alike.
+    expectCoreError(await t.demo.core('POST', '/v1/items', { name: 'x' }, { headers: { 'idempotency-key': `${key},${key}` } }), 400, 'invalid_request_error', 'validation_error');
   });
 
   it('rejects an over-long key', async () => {

@@ -63,12 +63,12 @@ export interface CreateOptions extends CallOptions {
   idempotencyKey?: string;
 }
 
-/** An `Idempotency-Key` as the API takes it (docs/api.md): 1-255 visible ASCII characters. */
-const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
+/** An `Idempotency-Key` as the API takes it (docs/api.md): 1-255 visible ASCII characters other than a comma. */
+const IDEMPOTENCY_KEY = /^[\x21-\x2b\x2d-\x7e]{1,255}$/;
 /** A create's `Idempotency-Key` header: `o.idempotencyKey`, or a new random UUID for this call (every attempt of it sends the same). */
 export const idempotencyHeader = (o: CreateOptions | undefined) => {
   const key = o?.idempotencyKey ?? randomUUID();
   // Said before anything is sent (a letter beyond ASCII failed in fetch as "Cannot convert argument to a ByteString").
-  if (!IDEMPOTENCY_KEY.test(key)) throw new TypeError(`idempotencyKey must be 1-255 visible ASCII characters, not ${JSON.stringify(key.slice(0, 40))}`);
+  if (!IDEMPOTENCY_KEY.test(key)) throw new TypeError(`idempotencyKey must be 1-255 visible ASCII characters other than a comma, not ${JSON.stringify(key.slice(0, 40))}`);
   return { 'Idempotency-Key': key };
 };

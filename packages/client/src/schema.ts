@@ -2594,7 +2594,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the request safe to retry: a repeat with the same key and body within 24 h answers the first response (`Idempotent-Replayed: true`) and writes nothing; the same key with another body is 409. */
+                /** @description Makes the request safe to retry: a repeat with the same key and body within 24 h answers the first response (`Idempotent-Replayed: true`) and writes nothing; the same key with another body is 409. Visible ASCII without a comma, sent once: a header sent twice arrives as its values joined by a comma, 400. */
                 "Idempotency-Key"?: string;
                 /** @description With a console session instead of an API key: the session's `csrf_token` (else 403). */
                 "X-CSRF-Token"?: string;
@@ -2699,7 +2699,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the request safe to retry: a repeat with the same key and body within 24 h answers the first response (`Idempotent-Replayed: true`) and writes nothing; the same key with another body is 409. */
+                /** @description Makes the request safe to retry: a repeat with the same key and body within 24 h answers the first response (`Idempotent-Replayed: true`) and writes nothing; the same key with another body is 409. Visible ASCII without a comma, sent once: a header sent twice arrives as its values joined by a comma, 400. */
                 "Idempotency-Key"?: string;
                 /** @description With a console session instead of an API key: the session's `csrf_token` (else 403). */
                 "X-CSRF-Token"?: string;
@@ -2849,7 +2849,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the request safe to retry: a repeat with the same key and body within 24 h answers the first response (`Idempotent-Replayed: true`) and writes nothing; the same key with another body is 409. */
+                /** @description Makes the request safe to retry: a repeat with the same key and body within 24 h answers the first response (`Idempotent-Replayed: true`) and writes nothing; the same key with another body is 409. Visible ASCII without a comma, sent once: a header sent twice arrives as its values joined by a comma, 400. */
                 "Idempotency-Key"?: string;
                 /** @description With a console session instead of an API key: the session's `csrf_token` (else 403). */
                 "X-CSRF-Token"?: string;
@@ -3103,7 +3103,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the request safe to retry: a repeat with the same key and body within 24 h answers the first response (`Idempotent-Replayed: true`) and writes nothing; the same key with another body is 409. */
+                /** @description Makes the request safe to retry: a repeat with the same key and body within 24 h answers the first response (`Idempotent-Replayed: true`) and writes nothing; the same key with another body is 409. Visible ASCII without a comma, sent once: a header sent twice arrives as its values joined by a comma, 400. */
                 "Idempotency-Key"?: string;
                 /** @description With a console session instead of an API key: the session's `csrf_token` (else 403). */
                 "X-CSRF-Token"?: string;
@@ -3391,7 +3391,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the request safe to retry: a repeat with the same key and body within 24 h answers the first response (`Idempotent-Replayed: true`) and writes nothing; the same key with another body is 409. */
+                /** @description Makes the request safe to retry: a repeat with the same key and body within 24 h answers the first response (`Idempotent-Replayed: true`) and writes nothing; the same key with another body is 409. Visible ASCII without a comma, sent once: a header sent twice arrives as its values joined by a comma, 400. */
                 "Idempotency-Key"?: string;
                 /** @description With a console session instead of an API key: the session's `csrf_token` (else 403). */
                 "X-CSRF-Token"?: string;
@@ -3837,7 +3837,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the request safe to retry: a repeat with the same key and body within 24 h answers the first response (`Idempotent-Replayed: true`) and writes nothing; the same key with another body is 409. */
+                /** @description Makes the request safe to retry: a repeat with the same key and body within 24 h answers the first response (`Idempotent-Replayed: true`) and writes nothing; the same key with another body is 409. Visible ASCII without a comma, sent once: a header sent twice arrives as its values joined by a comma, 400. */
                 "Idempotency-Key"?: string;
                 /** @description With a console session instead of an API key: the session's `csrf_token` (else 403). */
                 "X-CSRF-Token"?: string;
@@ -4114,7 +4114,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the request safe to retry: a repeat with the same key and body within 24 h answers the first response (`Idempotent-Replayed: true`) and writes nothing; the same key with another body is 409. */
+                /** @description Makes the request safe to retry: a repeat with the same key and body within 24 h answers the first response (`Idempotent-Replayed: true`) and writes nothing; the same key with another body is 409. Visible ASCII without a comma, sent once: a header sent twice arrives as its values joined by a comma, 400. */
                 "Idempotency-Key"?: string;
                 /** @description With a console session instead of an API key: the session's `csrf_token` (else 403). */
                 "X-CSRF-Token"?: string;
@@ -4307,7 +4307,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the request safe to retry: a repeat with the same key and body within 24 h answers the first response (`Idempotent-Replayed: true`) and writes nothing; the same key with another body is 409. */
+                /** @description Makes the request safe to retry: a repeat with the same key and body within 24 h answers the first response (`Idempotent-Replayed: true`) and writes nothing; the same key with another body is 409. Visible ASCII without a comma, sent once: a header sent twice arrives as its values joined by a comma, 400. */
                 "Idempotency-Key"?: string;
                 /** @description With a console session instead of an API key: the session's `csrf_token` (else 403). */
                 "X-CSRF-Token"?: string;
@@ -4502,7 +4502,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the request safe to retry: a repeat with the same key and body within 24 h answers the first response (`Idempotent-Replayed: true`) and writes nothing; the same key with another body is 409. */
+                /** @description Makes the request safe to retry: a repeat with the same key and body within 24 h answers the first response (`Idempotent-Replayed: true`) and writes nothing; the same key with another body is 409. Visible ASCII without a comma, sent once: a header sent twice arrives as its values joined by a comma, 400. */
                 "Idempotency-Key"?: string;
                 /** @description With a console session instead of an API key: the session's `csrf_token` (else 403). */
                 "X-CSRF-Token"?: string;
@@ -5224,7 +5224,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the request safe to retry: a repeat with the same key and body within 24 h answers the first response (`Idempotent-Replayed: true`) and writes nothing; the same key with another body is 409. */
+                /** @description Makes the request safe to retry: a repeat with the same key and body within 24 h answers the first response (`Idempotent-Replayed: true`) and writes nothing; the same key with another body is 409. Visible ASCII without a comma, sent once: a header sent twice arrives as its values joined by a comma, 400. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -5413,7 +5413,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the request safe to retry: a repeat with the same key and body within 24 h answers the first response (`Idempotent-Replayed: true`) and writes nothing; the same key with another body is 409. */
+                /** @description Makes the request safe to retry: a repeat with the same key and body within 24 h answers the first response (`Idempotent-Replayed: true`) and writes nothing; the same key with another body is 409. Visible ASCII without a comma, sent once: a header sent twice arrives as its values joined by a comma, 400. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
