@@ -28,6 +28,26 @@ class TimedPenaltyBox extends SimplePenaltyBox {
 /** The penalty box of the container's verifier (made with it). */
 const penaltyBox = new TimedPenaltyBox();
 
+/**
+ * After a failed fetch of the JWKS (unreachable, timed out, not 200, or no JWKS), no fetch for this
+ * long, doubling with each failure in a row up to `FETCH_WAIT_MAX_MS`; a fetch that succeeds ends
+ * it. aws-jwt-verify's penalty box arms only when a fetched JWKS lacks a kid, not when the fetch
+ * fails, so until 2026-12-07 every token of a kid not cached (a flood of forged ones) fetched the
+ * JWKS again, one fetch after another, while Cognito's endpoint failed.
+ */
+const FETCH_WAIT_MS = 1000;
+const FETCH_WAIT_MAX_MS = 10_000;
+
+/** The JWKS may not be fetched yet: a fetch failed less than the wait ago (`endsAt`, ms). No verdict on the token. */
+export class JwksFetchWaitError extends FetchError {
+  constructor(
+    uri: string,
+    readonly endsAt: number,
+  ) {
+    super(uri, 'a fetch of it failed just now; not fetched again before its wait ends');
+  }
+}
+
 /** At most this many kids not in the cached JWKS are remembered (`KidAwareJwksCache`); cleared when full. */
 const MAX_ASKED_KIDS = 1000;
 
@@ -48,15 +68,26 @@ class KidAwareJwksCache extends SimpleJwksCache {
   private fetching: number | undefined;
   /** When each kid was first asked for (ms). */
   private readonly firstAsked = new Map<string, number>();
+  /** Failed fetches in a row, and until when (ms) no fetch starts (`FETCH_WAIT_MS`). */
+  private failedFetches = 0;
+  private fetchWaitEnds = 0;
 
   override async getJwks(jwksUri: string): Promise<Jwks> {
     const starts = this.fetching === undefined;
+    if (starts && Date.now() < this.fetchWaitEnds) throw new JwksFetchWaitError(jwksUri, this.fetchWaitEnds);
     const began = this.fetching ?? Date.now();
     this.fetching = began;
     try {
       const jwks = await super.getJwks(jwksUri);
       this.fetchedFrom = Math.max(this.fetchedFrom, began);
+      if (starts) [this.failedFetches, this.fetchWaitEnds] = [0, 0];
       return jwks;
+    } catch (e) {
+      if (starts) {
+        this.failedFetches++;
+        this.fetchWaitEnds = Date.now() + Math.min(FETCH_WAIT_MAX_MS, FETCH_WAIT_MS * 2 ** (this.failedFetches - 1));
+      }
+      throw e;
     } finally {
       if (starts) this.fetching = undefined;
     }
@@ -124,7 +155,8 @@ const MAX_VERIFIED = 1000;
  * When a verification failed for want of the signing keys, not for anything in the token: the
  * seconds after which a retry may find them; undefined for a failure of the token. The JWKS could
  * not be fetched (Cognito's endpoint unreachable, timed out, not 200) or what it answered is no
- * JWKS: 1. The token's kid is not in the cached JWKS and the penalty box forbids fetching it for
+ * JWKS: 1; a fetch failed less than its wait ago, so none is made (JwksFetchWaitError): the seconds
+ * until that wait ends. The token's kid is not in the cached JWKS and the penalty box forbids fetching it for
  * now (TimedPenaltyBox): the seconds until that wait ends (until 2026-12-07 that was a 401, so a
  * valid token signed with a key rotated in up to 10 s after another token's unknown kid was told
  * it is bad), unless a JWKS fetched since its kid was first asked for lacked it (KidAwareJwksCache:
@@ -132,6 +164,7 @@ const MAX_VERIFIED = 1000;
  * to retry, not a 401 telling the client its token is bad.
  */
 export function keysRetryAfter(e: unknown): number | undefined {
+  if (e instanceof JwksFetchWaitError) return Math.max(1, Math.ceil((e.endsAt - Date.now()) / 1000));
   if (e instanceof FetchError || e instanceof JwksValidationError) return 1;
   if (e instanceof WaitPeriodNotYetEndedJwkError) return Math.max(1, Math.ceil((penaltyBox.endsAt - Date.now()) / 1000));
   return undefined;

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { SimpleFetcher } from 'aws-jwt-verify/https';
+import { FetchError } from 'aws-jwt-verify/error';
 import { keysRetryAfter, verifyAccessToken } from '../../shared/auth/jwt.ts';
 import { ensureSigningKey, loadSigningKey, signAccessToken, type SigningKey } from '../../shared/auth/signer.ts';
 
@@ -107,6 +108,59 @@ describe('a made-up kid while the JWKS may not be fetched again', () => {
       expect(later).toBeInstanceOf(Error);
       expect(keysRetryAfter(later)).toBeUndefined();
       expect(fetched).toHaveBeenCalledTimes(2);
+    } finally {
+      vi.advanceTimersByTime(10_000);
+      fetched.mockRestore();
+    }
+  });
+});
+
+describe('a JWKS that cannot be fetched', () => {
+  it('is fetched once per wait (1 s, doubling while it keeps failing), not once per token of an unknown kid; known kids keep verifying', async () => {
+    vi.useFakeTimers({ toFake: ['Date', 'setTimeout', 'clearTimeout'] });
+    // Past any fetch (and penalty box) the tests above made under their own fake clocks.
+    vi.setSystemTime(Date.now() + 7_200_000);
+    const rotated: SigningKey = { kid: 'rotated-while-down', key: generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey };
+    const jwk = (k: SigningKey) => ({ ...createPublicKey(k.key).export({ format: 'jwk' }), kid: k.kid, alg: 'RS256', use: 'sig' });
+    let down = true;
+    const fetched = vi.spyOn(SimpleFetcher.prototype, 'fetch').mockImplementation(async (uri: string) => {
+      if (down) throw new FetchError(uri, 'connect ECONNREFUSED');
+      return new TextEncoder().encode(JSON.stringify({ keys: [jwk(key), jwk(rotated)] })).buffer;
+    });
+    try {
+      const claims = { issuer, clientId: 'c7', scope: 'recsearch/read', lifetimeSeconds: 600 };
+      const flood = (n: number, from: number) => Array.from({ length: n }, (_, k) => signAccessToken({ kid: `flood-${from + k}`, key: key.key }, claims));
+      const outcomes = async (tokens: string[]) =>
+        Promise.all(
+          tokens.map((tk) =>
+            verifyAccessToken(tk).then(
+              () => 'verified',
+              (e: unknown) => keysRetryAfter(e),
+            ),
+          ),
+        );
+      // The first unknown kid fetches, and fails: no verdict on the token (retry in 1 s).
+      expect(await outcomes(flood(1, 0))).toEqual([1]);
+      expect(fetched).toHaveBeenCalledTimes(1);
+      // A flood of tokens of made-up kids within that second, at once and one after another: no fetch.
+      expect(await outcomes(flood(50, 1))).toEqual(Array(50).fill(1));
+      for (const tk of flood(20, 100)) expect(await verifyAccessToken(tk).catch((e: unknown) => keysRetryAfter(e))).toBe(1);
+      expect(fetched).toHaveBeenCalledTimes(1);
+      // A token of a kid already held verifies meanwhile.
+      expect(await verifyAccessToken(signAccessToken(key, claims))).toEqual({ clientId: 'c7', scopes: ['recsearch/read'] });
+      // The wait over, the next fetches again; it fails again: the wait is 2 s.
+      vi.advanceTimersByTime(1_000);
+      expect(await outcomes(flood(10, 200))).toEqual(Array(10).fill(1));
+      expect(fetched).toHaveBeenCalledTimes(2);
+      expect(await outcomes(flood(1, 300))).toEqual([2]);
+      vi.advanceTimersByTime(1_000);
+      expect(await outcomes(flood(1, 400))).toEqual([1]);
+      expect(fetched).toHaveBeenCalledTimes(2);
+      // Back up: once the wait ends, a token of a key rotated in meanwhile fetches the JWKS and verifies.
+      down = false;
+      vi.advanceTimersByTime(1_000);
+      expect(await verifyAccessToken(signAccessToken(rotated, claims))).toEqual({ clientId: 'c7', scopes: ['recsearch/read'] });
+      expect(fetched).toHaveBeenCalledTimes(3);
     } finally {
       vi.advanceTimersByTime(10_000);
       fetched.mockRestore();
