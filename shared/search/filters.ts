@@ -2,7 +2,7 @@ import { metadataReader } from '../domain/metadata-path.ts';
 import type { Json } from '../domain/types.ts';
 import { MAX_FACETS, type FilterClause, type SearchBody, type ShorthandFilters } from '../schemas/search.ts';
 import { firstAtLeast } from './analyze.ts';
-import { KEPT, rowsByCode, rowsByNumber, type ColumnCache } from './columns.ts';
+import { KEPT, nfc, rowsByCode, rowsByNumber, type ColumnCache } from './columns.ts';
 import { ASK, FAILS, NO_FILTER, PASSES, type DocFilter, type SearchDoc } from './types.ts';
 
 /**
@@ -10,7 +10,15 @@ import { ASK, FAILS, NO_FILTER, PASSES, type DocFilter, type SearchDoc } from '.
  * recommendations' `category` matches so too).
  */
 export const holds = (v: Json | undefined, want: Json) => v === want || (Array.isArray(v) && v.includes(want));
-const anyOf = (want: string | string[]) => (v: Json | undefined) => (Array.isArray(want) ? want : [want]).some((w) => holds(v, w));
+
+/** A value as search filters compare it: a string in NFC (`nfc`, as facets count it), anything else as it is. */
+const asCompared = <T extends Json | undefined>(v: T): T => (typeof v === 'string' ? (nfc(v) as T) : v);
+/** `holds`, strings compared in NFC: `want` is given so (`asCompared`), the document's value is taken so. */
+const holdsAsCompared = (v: Json | undefined, want: Json) => asCompared(v) === want || (Array.isArray(v) && v.some((x) => asCompared(x) === want));
+const anyOf = (want: string | string[]) => {
+  const wanted = [want].flat().map(nfc);
+  return (v: Json | undefined) => wanted.some((w) => holdsAsCompared(v, w));
+};
 
 /** The Core search filters (api-decisions): the shorthand object or a list of clauses, as a predicate over documents. */
 export function coreFilter(f: SearchBody['filters']): DocFilter {
@@ -61,7 +69,8 @@ function shorthandFilter(f: ShorthandFilters): DocFilter {
   if (f.metadata) {
     for (const [k, v] of Object.entries(f.metadata)) {
       const get = fieldGetter(`metadata.${k}`);
-      checks.push((d) => holds(get(d), v));
+      const want = asCompared(v);
+      checks.push((d) => holdsAsCompared(get(d), want));
       columns.push(valuesCheck(k, [v], false));
       keys.add(k);
     }
@@ -118,7 +127,7 @@ const absent = (v: unknown) => v === undefined || v === null;
 
 /**
  * `[{ field, op, value }]` clauses (all must hold) as a predicate: the Platform item search's
- * filters, and Core search's `filters` list. `eq`, `neq` and `in` compare exactly (`neq` also
+ * filters, and Core search's `filters` list. `eq`, `neq` and `in` compare exactly, strings in NFC (`neq` also
  * holds when the field is absent); `gt`, `gte`, `lt`, `lte` hold only for numbers (a list's
  * numbers each); `exists`
  * true / false: the field is present / absent, a key whose value is null absent (as facets count
@@ -127,7 +136,8 @@ const absent = (v: unknown) => v === undefined || v === null;
 export function clauseFilter(filters: readonly FilterClause[]): DocFilter {
   const checks = filters.map(({ field, op, value: given }): DocFilter => {
     // Item IDs come as integers or as their digits (validated): compared as numbers.
-    const asId = (x: Json | undefined) => (field === 'id' && typeof x === 'string' ? Number(x) : x);
+    // Strings in NFC, as the document's are compared (`asCompared`).
+    const asId = (x: Json | undefined) => (field === 'id' && typeof x === 'string' ? Number(x) : asCompared(x));
     const value = Array.isArray(given) ? given.map(asId) : asId(given);
     const values = Array.isArray(value) ? value : [value];
     const n = typeof value === 'number' ? value : NaN;
@@ -135,19 +145,13 @@ export function clauseFilter(filters: readonly FilterClause[]): DocFilter {
     // One predicate per operator, chosen once.
     switch (op) {
       case 'eq':
-        return (d) => {
-          const v = get(d);
-          return v === value || (Array.isArray(v) && v.includes(value as Json));
-        };
+        return (d) => holdsAsCompared(get(d), value as Json);
       case 'neq':
-        return (d) => {
-          const v = get(d);
-          return v !== value && !(Array.isArray(v) && v.includes(value as Json));
-        };
+        return (d) => !holdsAsCompared(get(d), value as Json);
       case 'in':
         return (d) => {
           const v = get(d);
-          return values.some((x) => x === v || (Array.isArray(v) && v.includes(x as Json)));
+          return values.some((x) => holdsAsCompared(v, x as Json));
         };
       case 'gt':
         return (d) => someNumber(get(d), (x) => x > n);
@@ -296,7 +300,7 @@ function valuesCheck(key: string, values: readonly Json[], negate: boolean): Col
       let code: number | undefined;
       if (typeof v === 'number') numbers.push(v);
       else if (typeof v === 'boolean') code = v ? 1 : 0;
-      else if (typeof v === 'string') code = codeOf.get(v);
+      else if (typeof v === 'string') code = codeOf.get(nfc(v));
       if (code !== undefined && wanted[code] === 0) {
         wanted[code] = 1;
         wantedCodes.push(code);

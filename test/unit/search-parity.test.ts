@@ -483,6 +483,45 @@ describe('filters read from columns', () => {
     // [5, 25] holds no number within 10..20, [5, 15, 25] does: neither end tells, the document does.
     expect(coreFilter({ price: { gte: 10, lte: 20 } }).over?.(cols)[shorthand.findIndex((d) => JSON.stringify(d.metadata.price) === '[5,25]')]).toBe(ASK);
   });
+  it('compare strings in NFC, as facets count them: a value composed or decomposed is one value (build and delta alike)', () => {
+    const [composed, decomposed] = ['Caf\u00e9', 'Cafe\u0301'];
+    const held: Json[] = [composed, decomposed, [composed, decomposed], 'Cafe', ['x', decomposed], composed];
+    const docs = held.map((origin, i) => doc(i + 1, 'widget', { origin, brand: origin }));
+    const caches = [new ColumnCache(docs.length, (i) => docs[i]), new ColumnCache(docs.length, (i) => docs[i], undefined, true)];
+    // One value of the facet, each document once (a list holding both spellings counts once).
+    for (const cache of caches) {
+      const facets = new FacetCounter(['origin']);
+      const visit = facets.over({ index: { docs, columns: () => cache }, delta: { columns: () => new ColumnCache(0, () => undefined) } });
+      for (let i = 0; i < docs.length; i++) visit(i);
+      expect(facets.result().origin?.values, String(cache.lasting)).toEqual([
+        { value: composed, count: 5 },
+        { value: 'Cafe', count: 1 },
+        { value: 'x', count: 1 },
+      ]);
+    }
+    const cafe = [1, 2, 3, 5, 6];
+    for (const value of [composed, decomposed]) {
+      for (const [f, want] of [
+        [clauseFilter([{ field: 'metadata.origin', op: 'eq', value }]), cafe],
+        [clauseFilter([{ field: 'metadata.origin', op: 'in', value: ['nothing', value] }]), cafe],
+        [clauseFilter([{ field: 'metadata.origin', op: 'neq', value }]), [4]],
+        [coreFilter({ brand: value }), cafe],
+        [coreFilter({ metadata: { origin: value } }), cafe],
+      ] as const) {
+        // The documents' own verdict, and each column's (a delta's one pass, a build's values' rows).
+        expect(docs.filter((d) => f(d)).map((d) => d.id)).toEqual(want);
+        for (const cache of caches) {
+          const verdicts = f.over?.(cache);
+          if (!verdicts) throw new Error('no column reading');
+          expect(
+            docs.filter((_, i) => verdicts[i] === PASSES).map((d) => d.id),
+            String(cache.lasting),
+          ).toEqual(want);
+        }
+      }
+    }
+  });
+
   it('of a build read numbers from buckets: every bound, at a bucket edge or not, agrees with the documents', () => {
     // Few distinct values (ties at every edge), negatives and fractions; a single-number key, a
     // key with lists (least and greatest differ), a key spanning more than a double can subtract,
