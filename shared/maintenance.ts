@@ -9,6 +9,7 @@ import type { WorkQueue } from './queue/messages.ts';
 import { sweepTaskRuns, type TaskLauncher } from './recs/launcher.ts';
 import { FOLD_PASS_BUDGET_MS, foldSearchCounts, type SearchLogStore } from './search/analytics.ts';
 import { embeddingSweeper } from './search/indexer.ts';
+import { errorMessage } from './domain/errors.ts';
 
 export interface MaintenanceDeps {
   stores: Stores;
@@ -66,7 +67,7 @@ export async function maintenancePass(deps: MaintenanceDeps, now: number) {
   const unsent: string[] = [];
   const promoted: string[] = [];
   let swept = 0;
-  const failed = (what: string, tenant: string, e: unknown) => logger.error(what, { tenant, error: e instanceof Error ? e.message : String(e) });
+  const failed = (what: string, tenant: string, e: unknown) => logger.error(what, { tenant, error: errorMessage(e) });
   // The pass starts where the last one stopped: at the first tenant it left for later, or, when it
   // reached them all, one tenant further on than it started. The search fold's time and the segment
   // sizes' events are budgets shared by every tenant, so no tenant leads every pass. Until 2026-12-05
@@ -157,7 +158,7 @@ async function startOf(cursor: PassCursor, tenants: readonly string[], now: numb
     const at = tenants.findIndex((t) => t >= next);
     return Math.max(at, 0);
   } catch (e) {
-    logger.error('maintenance cursor not read', { error: e instanceof Error ? e.message : String(e) });
+    logger.error('maintenance cursor not read', { error: errorMessage(e) });
     return Math.floor(now / 60);
   }
 }

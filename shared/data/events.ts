@@ -25,6 +25,7 @@ import {
   type QueryInput,
   type Row,
 } from './ops.ts';
+import { errorMessage } from '../domain/errors.ts';
 
 /*
  * Events are append-only (the Event entity of entities.ts). The table spreads a tenant's log over
@@ -58,7 +59,7 @@ async function countIngested(t: TableRef, tenant: string, created: number, n: nu
   try {
     await update(t, EventDay.key({ tenant, shard: eventShard(firstId), day }), { add: { count: n }, set: { ttl } });
   } catch (e) {
-    logger.error('events ingested, their day count not added', { tenant, day, events: n, error: e instanceof Error ? e.message : String(e) });
+    logger.error('events ingested, their day count not added', { tenant, day, events: n, error: errorMessage(e) });
   }
 }
 

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import * as z from 'zod/mini';
 import { replaceFile } from '../files.ts';
+import { errorMessage } from '../domain/errors.ts';
 
 /**
  * The demo seed's record of itself (`$DATA_DIR/demo.json`): what it seeds, and how far it got.
@@ -49,7 +50,7 @@ export function readProgress(file: string): DemoProgress | undefined {
   try {
     value = JSON.parse(readFileSync(file, 'utf8'));
   } catch (e) {
-    throw new DamagedProgress(file, e instanceof SyntaxError ? `not JSON: ${e.message}` : `cannot be read: ${e instanceof Error ? e.message : String(e)}`);
+    throw new DamagedProgress(file, e instanceof SyntaxError ? `not JSON: ${e.message}` : `cannot be read: ${errorMessage(e)}`);
   }
   const parsed = progressSchema.safeParse(value);
   if (!parsed.success) throw new DamagedProgress(file, `not a demo seed record: ${parsed.error.issues[0]?.message ?? 'invalid'}`);

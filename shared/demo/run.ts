@@ -8,6 +8,7 @@ import { synonymSetsOf } from '../data/synonyms.ts';
 import { embeddingProvider } from '../search/providers.ts';
 import type { WorkQueue } from '../queue/messages.ts';
 import { demoStatus, planDemo, seedDemo, type DemoSummary } from './seed.ts';
+import { errorMessage } from '../domain/errors.ts';
 
 export interface DemoRun {
   /** The seed's summary once it finished; undefined when it was stopped or failed (and said so). */
@@ -32,7 +33,7 @@ export function startDemo(opts: { table: TableRef; queue: WorkQueue; tenant: str
   } catch (e) {
     // Reported, not thrown (until 2026-12-05 a demo.json cut short stopped `npm start`): the
     // stack runs on without the demo.
-    const message = e instanceof Error ? e.message : String(e);
+    const message = errorMessage(e);
     setImmediate(() => log(`demo: not seeded: ${message}`));
     return undefined;
   }
@@ -56,7 +57,7 @@ export function startDemo(opts: { table: TableRef; queue: WorkQueue; tenant: str
   const done = new Promise((r) => setImmediate(r))
     .then(() => seedDemo(deps, { file, log: (line) => log(`demo: ${line}`), signal: abort.signal }))
     .catch((e: unknown) => {
-      log(`demo: seeding failed: ${e instanceof Error ? e.message : String(e)}. The next start resumes it (or remove the data directory to start afresh).`);
+      log(`demo: seeding failed: ${errorMessage(e)}. The next start resumes it (or remove the data directory to start afresh).`);
       return undefined;
     });
   return {

@@ -9,6 +9,7 @@ import { findEndpoint, keptByName } from './endpoints.ts';
 import { promotionEntry, promotionOf, type ModelVersion, type Promotion } from './model-versions.ts';
 import { scheduleSeconds, type Template } from './templates.ts';
 import { ACTIVE_STATUSES, trainingRunId, trainingRunName, queueRun, type TrainingRun, WORKER_RUN_LOST_SECONDS } from './training-runs.ts';
+import { errorMessage } from './errors.ts';
 
 /*
  * Training that runs itself: a template's schedule starts runs from the maintenance pass, and
@@ -241,7 +242,6 @@ export const PROMOTION_REVISIT_SECONDS = WORKER_RUN_LOST_SECONDS;
  */
 export async function decideLeftPromotions(c: ConsoleStore, tenant: string, now: number, until = Number.POSITIVE_INFINITY): Promise<string[]> {
   const decided: string[] = [];
-  const why = (e: unknown) => (e instanceof Error ? e.message : String(e));
   for (const due of await c.list<PromotionDue>(tenant, 'promotion_due')) {
     if (performance.now() >= until) break;
     if (now - due.at < PROMOTION_REVISIT_SECONDS) continue;
@@ -252,14 +252,14 @@ export async function decideLeftPromotions(c: ConsoleStore, tenant: string, now:
       const undecided = version !== null && !(await c.get<ModelVersion>(tenant, 'model', version))?.promotion;
       if (undecided && (await decideAutoPromotion(c, tenant, due.job_name, until))) decided.push(due.job_name);
     } catch (e) {
-      logger.error('auto-promotion not decided (the next pass tries again)', { tenant, run: due.job_name, error: why(e) });
+      logger.error('auto-promotion not decided (the next pass tries again)', { tenant, run: due.job_name, error: errorMessage(e) });
       continue;
     }
     // A removal refused (a busy table) leaves the mark for the next pass, which finds the version
     // decided and takes it out; the tenant's other marks are still revisited (until 2026-12-07 the
     // refusal ended the tenant's revisit for the pass, as did a refused read of a run).
     await c.remove(tenant, 'promotion_due', due.id).catch((e: unknown) => {
-      logger.error('auto-promotion mark not removed (the next pass removes it)', { tenant, run: due.job_name, error: why(e) });
+      logger.error('auto-promotion mark not removed (the next pass removes it)', { tenant, run: due.job_name, error: errorMessage(e) });
     });
   }
   return decided;

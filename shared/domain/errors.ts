@@ -5,6 +5,9 @@
  */
 export type FieldErrors = Record<string, string[]>;
 
+/** What a caught value says: an Error's message, anything else (a thrown string, a rejection's value) as text. */
+export const errorMessage = (e: unknown): string => (e instanceof Error ? e.message : String(e));
+
 export class DomainError extends Error {
   constructor(
     /** The machine-readable code the API shows (`item_not_found`, `tenant_exists`). */

@@ -10,7 +10,7 @@ import type * as S from '../schemas/console.ts';
 import type { z } from 'zod/mini';
 import { newId, notFound, recordPage, storedBefore, type ConsoleRecord, type ConsoleStore } from './console-records.ts';
 import { platformList } from './present.ts';
-import { InvalidInput, PreconditionFailed } from './errors.ts';
+import { errorMessage, InvalidInput, PreconditionFailed } from './errors.ts';
 import { findTemplate, type Template } from './templates.ts';
 import type { ModelVersion } from './model-versions.ts';
 import type { IdPlan } from './types.ts';
@@ -135,7 +135,7 @@ async function sendOrLeave(c: ConsoleStore, queue: WorkQueue, tenant: string, ru
 }
 
 const unsent = (tenant: string, run: TrainingRun, e: unknown) =>
-  logger.warn('training run stored; its message not sent (the maintenance pass sends it)', { tenant, run: run.job_name, error: e instanceof Error ? e.message : String(e) });
+  logger.warn('training run stored; its message not sent (the maintenance pass sends it)', { tenant, run: run.job_name, error: errorMessage(e) });
 
 /**
  * Stores run `id` of a template as Queued (unless a record with that id exists: a scheduled run
@@ -182,7 +182,7 @@ export async function sendRun(c: Pick<ConsoleStore, 'update'>, queue: WorkQueue,
   await queue.send('training', [{ type: 'train', tenant, job_name: run.job_name }]);
   if (typeof run._unsent_since === 'number') {
     await c.update(tenant, 'job', run.id, { _unsent_since: null }, { _unsent_since: run._unsent_since }).catch((e: unknown) => {
-      logger.warn('training run sent; its unsent mark not cleared (the maintenance pass may send it again)', { tenant, run: run.job_name, error: e instanceof Error ? e.message : String(e) });
+      logger.warn('training run sent; its unsent mark not cleared (the maintenance pass may send it again)', { tenant, run: run.job_name, error: errorMessage(e) });
     });
   }
   return { ...run, _unsent_since: null };
@@ -373,7 +373,7 @@ export async function deferBusyStart(
   opts: { asTask?: boolean; claim?: RunTask; token?: string | undefined; ref?: string | undefined } = {},
 ): Promise<boolean> {
   if (!serviceBusy(error)) return false;
-  const why = error instanceof Error ? error.message : String(error);
+  const why = errorMessage(error);
   try {
     return await withRetry<boolean>(BUSY_WRITE_RETRY, async () => {
       try {
@@ -383,7 +383,7 @@ export async function deferBusyStart(
       }
     });
   } catch (e) {
-    logger.warn('training run not deferred after a busy service (its message fails as before)', { tenant, run: jobName, error: why, deferral: e instanceof Error ? e.message : String(e) });
+    logger.warn('training run not deferred after a busy service (its message fails as before)', { tenant, run: jobName, error: why, deferral: errorMessage(e) });
     return false;
   }
 }

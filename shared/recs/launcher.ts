@@ -30,6 +30,7 @@ import {
 import type { EventStore } from '../domain/types.ts';
 import type { WorkQueue } from '../queue/messages.ts';
 import { logger } from '../observability.ts';
+import { errorMessage } from '../domain/errors.ts';
 
 /**
  * What became of a task: still there (starting or running); stopped, with what stopped it; or
@@ -45,7 +46,7 @@ export type TaskState = { state: 'running' } | { state: 'stopped' | 'gone'; reas
 export class LaunchThrottled extends Error {
   override name = 'LaunchThrottled';
   constructor(readonly refusal: unknown) {
-    super(refusal instanceof Error ? refusal.message : String(refusal));
+    super(errorMessage(refusal));
   }
 }
 
@@ -164,7 +165,7 @@ export async function placeRun(
       await deferBusyStart(c, tenant, jobName, e.refusal, { asTask: true, claim });
       return 'task';
     }
-    const message = `The training task could not be started: ${e instanceof Error ? e.message : String(e)}`;
+    const message = `The training task could not be started: ${errorMessage(e)}`;
     if (await c.update(tenant, 'job', id, { status: 'Failed', finished_at: now(), error: message }, { status: 'Queued' })) await log(`Failed: ${message}`);
     return 'task';
   }
@@ -419,7 +420,7 @@ export async function sweepTaskRuns(
         await sendRun(c, deps.queue, tenant, job);
         sent.push(job.job_name);
       } catch (e) {
-        logger.error('unsent training run not sent (the next pass tries again)', { tenant, run: job.job_name, error: e instanceof Error ? e.message : String(e) });
+        logger.error('unsent training run not sent (the next pass tries again)', { tenant, run: job.job_name, error: errorMessage(e) });
       }
       continue;
     }
@@ -435,7 +436,7 @@ export async function sweepTaskRuns(
         await deps.queue.send('training', [{ type: 'train', tenant, job_name: job.job_name }]);
         sent.push(job.job_name);
       } catch (e) {
-        logger.error('training run of an unconfirmed task claim not sent (the next pass tries again)', { tenant, run: job.job_name, error: e instanceof Error ? e.message : String(e) });
+        logger.error('training run of an unconfirmed task claim not sent (the next pass tries again)', { tenant, run: job.job_name, error: errorMessage(e) });
       }
       continue;
     }

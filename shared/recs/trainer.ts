@@ -32,6 +32,7 @@ import { evaluate } from './evaluate.ts';
 import { Stopped, trainBprFoldIn, trainEase, trainItemKnn, trainPopularity, type Model, type TrainHooks } from './models.ts';
 import { describePoint, trainDefault, type CurvePoint, type Validation } from './tuning.ts';
 import { catalogItemId } from '../domain/item-ids.ts';
+import { errorMessage } from '../domain/errors.ts';
 
 export const modelArtifactKey = (tenant: string, version: number) => `models/${tenant}/v${version}.bin`;
 
@@ -157,7 +158,7 @@ async function confirmClaim(c: Pick<ConsoleStore, 'update'>, tenant: string, job
     });
   } catch (e) {
     if (serviceBusy(e)) throw e;
-    logger.warn('training task could not confirm its claim (the task sweep may not follow it)', { tenant, run: jobName, error: e instanceof Error ? e.message : String(e) });
+    logger.warn('training task could not confirm its claim (the task sweep may not follow it)', { tenant, run: jobName, error: errorMessage(e) });
   }
 }
 
@@ -589,7 +590,7 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
       else movedOn(tenant, jobName, 'it stopped');
       return;
     }
-    const message = e instanceof Error ? e.message : String(e);
+    const message = errorMessage(e);
     // Its version record may have landed though its write answered an error (its answer lost
     // after the SDK's last retry): read, as endInterruptedRun reads it. Until 2026-12-04 such a run
     // ended Failed beside the version it had stored.

@@ -10,6 +10,7 @@ import { packIndex, unpackIndexInTurns } from './artifact.ts';
 import type { IndexParts } from './build.ts';
 import { SearchIndex } from './engine.ts';
 import { SEARCH_SETTINGS } from './settings.ts';
+import { errorMessage } from '../domain/errors.ts';
 
 const pointerKey = (tenant: string) => `search/${tenant}/current.json`;
 const artifactKey = (tenant: string, builtAt: number) => `search/${tenant}/index-${builtAt}.bin`;
@@ -64,7 +65,7 @@ export class UnreadableBuild extends Error {
     readonly key: string,
     cause: unknown,
   ) {
-    super(`The index build ${key} cannot be read by this code: ${cause instanceof Error ? cause.message : String(cause)}`);
+    super(`The index build ${key} cannot be read by this code: ${errorMessage(cause)}`);
   }
 }
 

@@ -1,6 +1,6 @@
 import { ConditionalCheckFailedException, ProvisionedThroughputExceededException, ThrottlingException, TransactionCanceledException, TransactionConflictException } from '@aws-sdk/client-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { Conflict, DomainError, InvalidInput, ItemNotFound, MissingInput, PreconditionFailed, Unauthenticated } from '../../shared/domain/errors.ts';
+import { Conflict, DomainError, errorMessage, InvalidInput, ItemNotFound, MissingInput, PreconditionFailed, Unauthenticated } from '../../shared/domain/errors.ts';
 import { AwsHttpError } from '../../shared/aws/signed-fetch.ts';
 import { ApiError } from '../../shared/errors.ts';
 import { apiErrorOf, statusOf } from '../../shared/http/error-mapping.ts';
@@ -65,5 +65,14 @@ describe('the error mapping', () => {
     expect(statusOf(cancelled('ThrottlingError', 'ConditionalCheckFailed'))).toBe(500);
     expect(statusOf(cancelled('ValidationError'))).toBe(500);
     expect(statusOf(new ConditionalCheckFailedException({ message: 'failed', $metadata }))).toBe(500);
+  });
+});
+
+describe('errorMessage', () => {
+  it("is an Error's message (a subclass's too), and any other thrown value as text", () => {
+    expect(errorMessage(new Error('disk full'))).toBe('disk full');
+    expect(errorMessage(new ItemNotFound(7))).toBe(new ItemNotFound(7).message);
+    expect(errorMessage(new TypeError(''))).toBe('');
+    expect(['thrown text', 42, undefined, null, { code: 'x' }].map(errorMessage)).toEqual(['thrown text', '42', 'undefined', 'null', '[object Object]']);
   });
 });
