@@ -191,7 +191,11 @@ const erasureSweep = (r: Row): ErasureSweepRecord => ({
   due_at: Number(r.due_at),
   events_through: Number(r.events_through),
   ...(r.members_through !== undefined ? { members_through: Number(r.members_through) } : {}),
+  ...(r.order !== undefined ? { order: Number(r.order) } : {}),
 });
+
+/** The later of two erasures' orders (`ErasureSweep.order`): undefined only when neither has one. */
+const laterOrder = (a: number | undefined, b: number | undefined): number | undefined => (a === undefined ? b : b === undefined ? a : Math.max(a, b));
 
 /** An erasure's sweep merged into the one stored, which others may change at once: tried again after a growing random pause (as the control records' changes are). */
 const SWEEP_MERGES: RetryPolicy = { attempts: 16, baseMs: 2, maxMs: 100, jitter: 'full' };
@@ -368,8 +372,11 @@ export function dynamoConsoleStore(t: TableRef): ConsoleStore {
           events_through: Math.max(stored.events_through, sweep.events_through),
           members_through: Math.max(sweepMembersThrough(stored), sweepMembersThrough(sweep)),
         };
-        if (merged.due_at === stored.due_at && merged.events_through === stored.events_through && merged.members_through === stored.members_through) return { value: undefined };
-        const asRead = { due_at: stored.due_at, events_through: stored.events_through, members_through: stored.members_through };
+        const order = laterOrder(stored.order, sweep.order);
+        if (order !== undefined) merged.order = order;
+        if (merged.due_at === stored.due_at && merged.events_through === stored.events_through && merged.members_through === stored.members_through && merged.order === stored.order)
+          return { value: undefined };
+        const asRead = { due_at: stored.due_at, events_through: stored.events_through, members_through: stored.members_through, order: stored.order };
         return (await applied(() => put(t, { ...key, ...merged }, (x) => x.and(...x.fields(asRead))))) ? { value: undefined } : changed;
       });
     },
@@ -381,7 +388,7 @@ export function dynamoConsoleStore(t: TableRef): ConsoleStore {
       // Not one merged with another's since it was read (it covers what this pass did not).
       await applied(() =>
         remove(t, ErasureSweep.key({ tenant, user_id: sweep.user_id }), (x) =>
-          x.and(...x.fields({ due_at: sweep.due_at, events_through: sweep.events_through, members_through: sweep.members_through })),
+          x.and(...x.fields({ due_at: sweep.due_at, events_through: sweep.events_through, members_through: sweep.members_through, order: sweep.order })),
         ),
       );
     },

@@ -81,6 +81,13 @@ export interface ErasureSweep {
    * 2026-12-04: the erasure's end (`due_at` less the delay).
    */
   members_through?: number;
+  /**
+   * The `order` of the latest erasure of the user whose start this row holds (merged: the greatest).
+   * Its marker is stored just after the row: a sweep that finds no marker of that erasure or a later
+   * one (none, or an earlier erasure's) acts on none of the row's events; its erasure is on its way,
+   * or was cut off before its marker (`sweepErasures`). Absent on rows stored before 2026-12-07.
+   */
+  order?: number;
 }
 
 /**

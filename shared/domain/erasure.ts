@@ -41,12 +41,14 @@ export async function eraseUser(
    */
   cutOff?: { marker: ErasedUser; through: number; until?: number },
 ) {
-  const requestedAt = cutOff?.marker.requested_at ?? nowSeconds();
+  // When it began, and its order, from one read of the clock (the pass finishes one whose marker was never stored as its row's order says: `beganAt`).
+  const startedMs = nowMs();
+  const requestedAt = cutOff?.marker.requested_at ?? Math.floor(startedMs / 1000);
   // The model versions an earlier erasure of the user (or this one, cut off) checked hold none of them.
   const earlier = cutOff?.marker ?? (await deps.console.erasedUser(tenant, userId));
   const checkedThrough = earlier?.models_checked_through ?? 0;
   // Of erasures of the user begun in the same second, the one begun last keeps its marker.
-  const order = cutOff ? cutOff.marker.order : nowMs() * 1000 + randomInt(1000);
+  const order = cutOff ? cutOff.marker.order : startedMs * 1000 + randomInt(1000);
   let marker: ErasedUser = { user_id: userId, requested_at: requestedAt, completed_at: null, models_checked_through: checkedThrough, ...(order !== undefined ? { order } : {}) };
   // The events it erases: those of ids up to its bound (a finish, the bound recorded as it began).
   let bound = cutOff?.through;
@@ -58,7 +60,8 @@ export async function eraseUser(
     // goes up to that id too, the one a list not filtered by user hides while it runs (`listEvents`;
     // until 2026-12-07 it took the last id handed out once its marker was stored).
     bound = await deps.events.issuedThrough(tenant);
-    await deps.console.putErasureSweep(tenant, { user_id: userId, due_at: requestedAt + ERASURE_SWEEP_DELAY_SECONDS, events_through: bound, members_through: 0 });
+    // With its order: a sweep acts on the row only under this erasure's marker or a later one's (`sweepErasures`).
+    await deps.console.putErasureSweep(tenant, { user_id: userId, due_at: requestedAt + ERASURE_SWEEP_DELAY_SECONDS, events_through: bound, members_through: 0, order });
   }
   // The marker first: serving stops at once, even if the deletion fails half way (retrying it
   // is safe: an erasure is idempotent), and a run storing its model from now on leaves the user out.
@@ -104,7 +107,13 @@ export async function eraseUser(
   // marker: an erasure is never marked ended without its sweep (until 2026-12-07 one cut off
   // between the two stood ended with none, and an event an ingest in flight wrote after it
   // looked stayed for good).
-  await deps.console.putErasureSweep(tenant, { user_id: userId, due_at: completedAt + ERASURE_SWEEP_DELAY_SECONDS, events_through: through, members_through: completedAt });
+  await deps.console.putErasureSweep(tenant, {
+    user_id: userId,
+    due_at: completedAt + ERASURE_SWEEP_DELAY_SECONDS,
+    events_through: through,
+    members_through: completedAt,
+    ...(order !== undefined ? { order } : {}),
+  });
   // Unless a later erasure of the user holds the marker (its own stands: `putErasure`).
   await deps.console.putErasure(tenant, { ...marker, completed_at: completedAt, events_through: through });
   return { user_id: userId, deleted_events: deleted, model_versions_rewritten: rewritten };
@@ -145,6 +154,15 @@ export const ERASURE_FINISHED_BY_SECONDS = 300;
  * it began, the erasure is finished as its repeat would finish it (`eraseUser`, which may run
  * alongside the caller's own repeat: erasures of one user at once are safe). Until 2026-12-07
  * nothing but the caller's repeat finished it.
+ * A row whose latest erasure (its `order`) has no marker standing, neither its own nor a later
+ * one's (none, or an earlier erasure's), is that erasure's start with its marker not stored: still
+ * on its way, or refused (the caller answered 503). Nothing of it is done then (neither its events
+ * deleted nor the row removed): once ERASURE_FINISHED_BY_SECONDS have passed since it began, the
+ * pass finishes it, its marker stored first (`eraseUser`), as one cut off after its marker. Until
+ * 2026-12-07 the sweep a minute on deleted the user's events under no marker of the erasure
+ * (serving, the lists and an ingest's retry went on as if none had begun; the models kept the
+ * user) and removed the row; and a pass that read the row just before the marker landed removed
+ * it, so that erasure, cut off later, was finished by nothing.
  * Returns the events deleted.
  */
 export async function sweepErasures(
@@ -159,6 +177,14 @@ export async function sweepErasures(
     if (sweep.due_at > now) continue;
     if (performance.now() >= until) break;
     const running = await deps.console.erasedUser(tenant, sweep.user_id);
+    if (sweep.order !== undefined && (running?.order === undefined || running.order < sweep.order)) {
+      // Its latest erasure's marker is not stored: wait for it, then finish that erasure as it began.
+      const began = beganAt(sweep.order);
+      if (began + ERASURE_FINISHED_BY_SECONDS > now) continue;
+      const marker: ErasedUser = { user_id: sweep.user_id, requested_at: began, completed_at: null, models_checked_through: running?.models_checked_through ?? 0, order: sweep.order };
+      deleted += (await eraseUser(deps, tenant, sweep.user_id, { marker, through: sweep.events_through, until })).deleted_events;
+      continue;
+    }
     if (running !== undefined && running.completed_at === null && running.requested_at + ERASURE_FINISHED_BY_SECONDS <= now) {
       // Cut off: finished as it began, up to the bound its row recorded (its end merges its sweep into this row, due a minute later).
       deleted += (await eraseUser(deps, tenant, sweep.user_id, { marker: running, through: sweep.events_through, until })).deleted_events;
@@ -176,6 +202,9 @@ export async function sweepErasures(
   }
   return deleted;
 }
+
+/** When an erasure began (unix seconds), from its `order` (the millisecond it began × 1,000, plus a tie-break). */
+const beganAt = (order: number): number => Math.floor(order / 1_000_000);
 
 /**
  * The memberships a due sweep deletes: those first served by its `members_through`, or by the end

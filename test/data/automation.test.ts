@@ -1090,6 +1090,73 @@ describe('erasure', () => {
     expect((await events.list(T, { limit: 10, userId: 'cut' })).rows.map((e) => e.id)).toEqual([later?.id]);
   });
 
+  it('an erasure whose start row was stored and whose marker was refused (503) deletes nothing at its sweep a minute on: the pass stores its marker and finishes it, once it began long enough ago', async () => {
+    // Found by a review (2026-12-07): the sweep a minute on deleted the user's events under no
+    // marker (none, or an earlier ended erasure's covering less), and removed the row: serving
+    // and the lists went on as if nothing was erased, the models kept the user, and an ingest
+    // retried under ids reserved before it was not held back.
+    const { events, console: c, idempotency } = db.stores;
+    const T = 'er22';
+    const deps = { console: c, idempotency, exposures: dynamoExposureStore(db.table), blobs: blobStore };
+    await events.append(T, [ev('nomark', 'view', 1), ev('nomark', 'buy', 2), ev('other', 'view', 1)], 100);
+    const refusing: ConsoleStore = Object.create(c);
+    refusing.putErasure = async () => {
+      throw new Error('ProvisionedThroughputExceeded');
+    };
+    const began = nowSeconds();
+    await expect(eraseUser({ ...deps, console: refusing, events }, T, 'nomark')).rejects.toThrow();
+    expect(await c.erasedUser(T, 'nomark')).toBeUndefined();
+    const listed = async () => (await events.list(T, { limit: 10, userId: 'nomark' })).rows.length;
+    // A minute on: no marker stands, so nothing is erased yet (and the row is kept for the finish).
+    expect(await sweepErasures({ ...deps, events }, T, began + ERASURE_SWEEP_DELAY_SECONDS + 1)).toBe(0);
+    expect(await listed()).toBe(2);
+    expect(await c.erasureSweeps(T)).toHaveLength(1);
+    // Past ERASURE_FINISHED_BY_SECONDS the pass finishes it as begun: its marker first, then the events.
+    expect(await sweepErasures({ ...deps, events }, T, began + ERASURE_FINISHED_BY_SECONDS + 1)).toBe(2);
+    const marker = await c.erasedUser(T, 'nomark');
+    expect(marker?.completed_at).not.toBeNull();
+    expect(marker?.requested_at).toBeGreaterThanOrEqual(began);
+    expect(marker?.requested_at).toBeLessThanOrEqual(began + 1);
+    expect(await listed()).toBe(0);
+    expect((await events.list(T, { limit: 10, userId: 'other' })).rows).toHaveLength(1);
+  });
+
+  it("a sweep that read a later erasure's start row before that erasure's marker landed keeps the row: the erasure, cut off after its marker, is still finished", async () => {
+    // Found by a review (2026-12-07): the pass read the row (merged by B's start), then the
+    // user's marker (A's, ended) before B's marker landed, and removed the row; B, cut off after
+    // its marker, then stood running with no row, and nothing finished it.
+    const { events, console: c, idempotency } = db.stores;
+    const T = 'er23';
+    const deps = { console: c, idempotency, exposures: dynamoExposureStore(db.table), blobs: blobStore };
+    await events.append(T, [ev('twice', 'view', 1)], 100);
+    await eraseUser({ ...deps, events }, T, 'twice');
+    await nextSecond();
+    await events.append(T, [ev('twice', 'buy', 2)], 100);
+    // B stores its start row, then its marker waits (the pass runs meanwhile), then its deletion fails.
+    const h = hold();
+    const slowMarker: ConsoleStore = Object.create(c);
+    slowMarker.putErasure = async (tenant, marker) => {
+      await h.wait();
+      return c.putErasure(tenant, marker);
+    };
+    const refusing: EventStore = Object.create(events);
+    refusing.eraseUser = async () => {
+      throw new Error('ProvisionedThroughputExceeded');
+    };
+    const b = eraseUser({ ...deps, console: slowMarker, events: refusing }, T, 'twice');
+    await h.reached;
+    const [row] = await c.erasureSweeps(T);
+    const bBegan = (row?.due_at as number) - ERASURE_SWEEP_DELAY_SECONDS;
+    await sweepErasures({ ...deps, events }, T, bBegan + ERASURE_SWEEP_DELAY_SECONDS + 1);
+    h.open();
+    await expect(b).rejects.toThrow();
+    expect((await c.erasedUser(T, 'twice'))?.completed_at).toBeNull();
+    expect(await c.erasureSweeps(T)).toHaveLength(1);
+    await sweepErasures({ ...deps, events }, T, bBegan + ERASURE_FINISHED_BY_SECONDS + 1);
+    expect((await c.erasedUser(T, 'twice'))?.completed_at).not.toBeNull();
+    expect((await events.list(T, { limit: 10, userId: 'twice' })).rows).toEqual([]);
+  });
+
   it('the maintenance pass finishes an erasure cut off within its budget: no model version is started past it, and the next pass goes on from the last one checked', async () => {
     // Found by a review (2026-12-07): the finish rewrote every version in one pass, however long
     // that took; started near the end of the pass's 40 s, an erasure cut off by its own 29 s (a

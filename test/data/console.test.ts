@@ -187,6 +187,16 @@ describe('console store', () => {
     expect(await c.erasureSweeps('er2m')).toHaveLength(1);
     await c.removeErasureSweep('er2m', { user_id: 'both', due_at: 109, events_through: 2, members_through: 49 });
     expect(await c.erasureSweeps('er2m')).toEqual([]);
+    // The latest erasure's order is kept (its marker is the one the sweep waits for), and a start
+    // that changes nothing else but it is stored: a pass that read the row before it does not remove it.
+    await c.putErasureSweep('er2o', { user_id: 'o', due_at: 160, events_through: 3, members_through: 100, order: 99_000_001 });
+    await c.putErasureSweep('er2o', { user_id: 'o', due_at: 150, events_through: 3, members_through: 0, order: 90_000_001 });
+    expect(await c.erasureSweeps('er2o')).toEqual([{ user_id: 'o', due_at: 160, events_through: 3, members_through: 100, order: 99_000_001 }]);
+    await c.putErasureSweep('er2o', { user_id: 'o', due_at: 160, events_through: 3, members_through: 0, order: 100_000_001 });
+    await c.removeErasureSweep('er2o', { user_id: 'o', due_at: 160, events_through: 3, members_through: 100, order: 99_000_001 });
+    expect(await c.erasureSweeps('er2o')).toEqual([{ user_id: 'o', due_at: 160, events_through: 3, members_through: 100, order: 100_000_001 }]);
+    await c.removeErasureSweep('er2o', { user_id: 'o', due_at: 160, events_through: 3, members_through: 100, order: 100_000_001 });
+    expect(await c.erasureSweeps('er2o')).toEqual([]);
   });
 
   it("an erasure's sweep that keeps changing is refused without naming the user: the error is logged, and logs outlive the erasure", async () => {
