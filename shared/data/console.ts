@@ -380,6 +380,10 @@ export function dynamoConsoleStore(t: TableRef): ConsoleStore {
         return (await applied(() => put(t, { ...key, ...merged }, (x) => x.and(...x.fields(asRead))))) ? { value: undefined } : changed;
       });
     },
+    async erasureSweep(tenant, userId) {
+      const row = await getRow(t, ErasureSweep.key({ tenant, user_id: userId }), { consistent: true });
+      return row ? erasureSweep(row) : undefined;
+    },
     async erasureSweeps(tenant, upTo = WHOLE) {
       const rows = await queryUpTo(t, { ...ErasureSweep.indexes.primary.query({ tenant }), ConsistentRead: true }, upTo);
       return rows.map(erasureSweep);

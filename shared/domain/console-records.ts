@@ -178,6 +178,8 @@ export interface ConsoleStore {
    * covers (of two erasures of the user at once, each may cover more of one).
    */
   putErasureSweep(tenant: string, sweep: ErasureSweep): Promise<void>;
+  /** One user's erasure sweep row (read by its key), or undefined when none stands. */
+  erasureSweep(tenant: string, userId: string): Promise<ErasureSweep | undefined>;
   /** The tenant's erasure sweeps, due or not (at most `upTo` of them: all when not given). */
   erasureSweeps(tenant: string, upTo?: number): Promise<ErasureSweep[]>;
   /** Deletes a sweep done, unless a later erasure replaced it meanwhile (another `due_at`). */

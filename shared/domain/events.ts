@@ -3,7 +3,7 @@ import { attributeSearchEvents, type SearchLogStore } from '../search/analytics.
 import { dayOf, dayStart, nowSeconds } from '../clock.ts';
 import type { ConsoleEventsQuery, IngestEvent, IngestEventsBody } from '../schemas/events.ts';
 import type { ConsoleStore, ErasedUser } from './console-records.ts';
-import { erasedEvent } from './erased-users.ts';
+import { unservedEvent } from './erased-users.ts';
 import { EventNotFound, keyErased } from './errors.ts';
 import { heldAt } from './in-flight.ts';
 import { fitting } from './answer-size.ts';
@@ -78,19 +78,33 @@ async function erasedSince(erasures: Pick<ConsoleStore, 'erasedUser'>, tenant: s
 }
 
 /**
- * One event; not one an ended erasure of its user covers (`erasures`: the user's marker read).
- * The sweep a minute or two after the erasure ends deletes such an event (an ingest in flight as
- * it began wrote it after the erasure looked); until then it is in the table, and until
- * 2026-12-07 it was answered.
+ * One event; not one an erasure of its user covers, running or ended (`erasures`: the user's marker
+ * read, and while it runs its sweep's row: `unserved`). The sweep a minute or two after the erasure
+ * ends deletes such an event (an ingest in flight as it began wrote it after the erasure looked),
+ * and one running deletes them as it goes; until then it is in the table, and until 2026-12-07 it
+ * was answered (that of a running erasure while lists not filtered by user left it out).
  */
-export async function getEvent(store: EventStore, tenant: string, id: number, erasures?: Pick<ConsoleStore, 'erasedUser'>) {
+export async function getEvent(store: EventStore, tenant: string, id: number, erasures?: Pick<ConsoleStore, 'erasedUser' | 'erasureSweep'>) {
   const r = await store.get(tenant, id);
-  if (!r || (erasures && erasedByEnded(await erasures.erasedUser(tenant, r.user_id))?.(r))) throw new EventNotFound(id);
+  if (!r || (erasures && (await unserved(erasures, tenant, await erasures.erasedUser(tenant, r.user_id)))?.covers(r))) throw new EventNotFound(id);
   return eventResource(r);
 }
 
-/** Which events an erasure covers once it has ended (`erasedEvent`); undefined for none, or one still running. */
-const erasedByEnded = (m: ErasedUser | undefined) => (m !== undefined && m.completed_at !== null ? erasedEvent(m) : undefined);
+/**
+ * Which of a user's events their erasure leaves unserved, running or ended (`unservedEvent`), and
+ * the id up to which every one is (0: none is known to be); undefined for a user with no marker.
+ * While it runs, its bound is read from the row it stored as it began (one GetItem more, only then).
+ */
+async function unserved(
+  erasures: Pick<ConsoleStore, 'erasureSweep'>,
+  tenant: string,
+  m: ErasedUser | undefined,
+): Promise<{ covers: (e: { id: number; created: number }) => boolean; through: number } | undefined> {
+  if (m === undefined) return undefined;
+  if (m.completed_at !== null) return { covers: unservedEvent(m, 0), through: m.events_through ?? 0 };
+  const bound = (await erasures.erasureSweep(tenant, m.user_id))?.events_through ?? 0;
+  return { covers: unservedEvent(m, bound), through: bound };
+}
 
 /**
  * Lists events ascending by id. The list stops before an id still being written (`heldAt`,
@@ -104,19 +118,22 @@ const erasedByEnded = (m: ErasedUser | undefined) => (m !== undefined && m.compl
  * events would take more than `ANSWER_BYTES` (answer-size.ts) ends before the first that does
  * not fit, `has_more` and `next_cursor` at the last kept (one at least).
  *
- * With `erasures`, no event an erasure of its user covers is listed: of a user's list, what the
- * user's ended erasure covers; of a list not filtered by user, what an erasure not yet swept covers,
- * running or ended (`erasedAmong`; until 2026-12-07 such a list read no marker, and listed them).
+ * With `erasures`, no event an erasure of its user covers is listed, running or ended: of a user's
+ * list, what the user's erasure covers (`unserved`; until 2026-12-07 only an ended one's, the events
+ * a running one erases were listed); of a list not filtered by user, what an erasure not yet swept
+ * covers (`erasedAmong`; until 2026-12-07 such a list read no marker, and listed them).
  */
-export async function listEvents(store: EventStore, tenant: string, q: ConsoleEventsQuery, now = nowSeconds(), erasures?: Pick<ConsoleStore, 'erasedUser' | 'erasureSweeps'>) {
+export async function listEvents(store: EventStore, tenant: string, q: ConsoleEventsQuery, now = nowSeconds(), erasures?: Pick<ConsoleStore, 'erasedUser' | 'erasureSweep' | 'erasureSweeps'>) {
   const newestFirst = q.order === 'desc';
-  // A user's events that their ended erasure covers are not listed: an ingest in flight as it
-  // began can write one after it looked (its sweep deletes it a minute or two after it ended),
-  // and the user's index, eventually consistent, may still show one it deleted. Oldest first, the
-  // read starts past them (ids up to its `events_through`); newest first, the page ends at them.
+  // A user's events that their erasure covers are not listed: while it runs, those it erases (up
+  // to the bound it began with); once ended, an ingest in flight as it began can write one after it
+  // looked (its sweep deletes it a minute or two after it ended), and the user's index, eventually
+  // consistent, may still show one it deleted. Oldest first, the read starts past them (ids up to
+  // its bound, or its `events_through`); newest first, the page ends at them.
   const marker = q.user_id !== undefined && erasures ? await erasures.erasedUser(tenant, q.user_id) : undefined;
-  const covered = erasedByEnded(marker);
-  const through = covered ? (marker?.events_through ?? 0) : 0;
+  const ofUser = erasures ? await unserved(erasures, tenant, marker) : undefined;
+  const covered = ofUser?.covers;
+  const through = ofUser?.through ?? 0;
   const after = !newestFirst && through > (q.starting_after ?? 0) ? through : q.starting_after;
   const page = await store.list(tenant, {
     limit: q.limit,
@@ -134,7 +151,7 @@ export async function listEvents(store: EventStore, tenant: string, q: ConsoleEv
   const hasMore = page.hasMore && !cut;
   // Rows are left out of a user's list oldest first only under a marker without `events_through`
   // (stored before 2026-11-29: it covers the user's events by their time, so the read cannot start
-  // past them), and out of a list not filtered by user in either order: a page that left some out
+  // past them) or a running one with no bound known (all of them), and out of a list not filtered by user in either order: a page that left some out
   // and has more names the last row read as its cursor, as a bounded read does; one that left out
   // every row it read would otherwise answer `has_more` with no `next_cursor` (until 2026-12-07 it
   // did, and the client could not page on).
@@ -191,11 +208,10 @@ async function erasedAmong(erasures: Pick<ConsoleStore, 'erasedUser' | 'erasureS
   await Promise.all(
     users.map(async (u) => {
       const m = await erasures.erasedUser(tenant, u);
-      const bound = bounds.get(u) ?? 0;
       // Running, those up to its row's bound (until 2026-12-07 every event of the user: a reader
       // paging the whole log passed the events sent since, which the erasure keeps, for good); with
       // no bound known (past the rows read, a row stored before 2026-12-07's bound), all of them.
-      if (m) covers.set(u, m.completed_at === null && bound > 0 ? (e) => e.id <= bound : erasedEvent(m));
+      if (m) covers.set(u, unservedEvent(m, bounds.get(u) ?? 0));
     }),
   );
   return (e) => covers.get(e.user_id)?.(e) ?? false;

@@ -1360,6 +1360,36 @@ describe('erasure', () => {
     ]);
   });
 
+  it("serves none of the events a running erasure covers in the user's own list or by id, as the list not filtered by user does; those the user sent after it began are served", async () => {
+    // Found by a review (2026-12-07): while an erasure ran (minutes, for one cut off until the pass
+    // finished it) GET /v1/events?user_id= and GET /v1/events/{id} served the events it erases,
+    // which GET /v1/events left out.
+    const { listEvents, getEvent } = await import('../../shared/domain/events.ts');
+    const { events, console: c, idempotency } = db.stores;
+    const T = 'er24';
+    const deps = { console: c, idempotency, exposures: dynamoExposureStore(db.table), blobs: blobStore };
+    const erased = await events.append(T, [ev('run', 'view', 1), ev('run', 'buy', 2), ev('stay', 'view', 1)], 100);
+    const refusing: EventStore = Object.create(events);
+    refusing.eraseUser = async () => {
+      throw new Error('ProvisionedThroughputExceeded');
+    };
+    await expect(eraseUser({ ...deps, events: refusing }, T, 'run')).rejects.toThrow();
+    expect((await c.erasedUser(T, 'run'))?.completed_at).toBeNull();
+    const [sent] = await events.append(T, [ev('run', 'view', 3)], nowSeconds() - 60);
+    const later = String(sent?.id);
+    const listed = async (q: object) => (await listEvents(events, T, { limit: 20, ...q }, nowSeconds(), c)).data.map((e) => e.id);
+    expect(await listed({})).toEqual([String(erased[2]?.id), later]);
+    expect(await listed({ user_id: 'run' })).toEqual([later]);
+    expect(await listed({ user_id: 'run', order: 'desc' })).toEqual([later]);
+    expect(await listed({ user_id: 'run', type: 'buy' })).toEqual([]);
+    // Oldest first a page at a time: the list reads on past them.
+    const first = await listEvents(events, T, { limit: 1, user_id: 'run' }, nowSeconds(), c);
+    expect(first.data.map((e) => e.id)).toEqual([later]);
+    for (const e of erased.slice(0, 2)) await expect(getEvent(events, T, e.id, c)).rejects.toThrow(/No event/);
+    expect((await getEvent(events, T, Number(later), c)).id).toBe(later);
+    expect((await getEvent(events, T, erased[2]?.id as number, c)).user_id).toBe('stay');
+  });
+
   it("pages a user's events oldest first past those a marker without events_through covers: a page they fill answers a cursor, not has_more with none", async () => {
     // Found by a review (2026-12-07): a marker stored before events_through was kept covers the
     // user's events by their time, so the read cannot start past them; a page of them only was
