@@ -1121,6 +1121,35 @@ describe('erasure', () => {
     expect((await events.list(T, { limit: 10, userId: 'other' })).rows).toHaveLength(1);
   });
 
+  it('a repeat whose marker was refused (503) after an earlier erasure ended: its sweep deletes none of the events sent since, which the earlier marker does not cover, until the pass finishes it', async () => {
+    const { events, console: c, idempotency } = db.stores;
+    const T = 'er25';
+    const deps = { console: c, idempotency, exposures: dynamoExposureStore(db.table), blobs: blobStore };
+    await events.append(T, [ev('again', 'view', 1)], 100);
+    await eraseUser({ ...deps, events }, T, 'again');
+    const first = await c.erasedUser(T, 'again');
+    await nextSecond();
+    const [since] = await events.append(T, [ev('again', 'view', 2)], 100);
+    const refusing: ConsoleStore = Object.create(c);
+    refusing.putErasure = async () => {
+      throw new Error('ProvisionedThroughputExceeded');
+    };
+    await expect(eraseUser({ ...deps, console: refusing, events }, T, 'again')).rejects.toThrow();
+    const [row] = await c.erasureSweeps(T);
+    const began = (row?.due_at as number) - ERASURE_SWEEP_DELAY_SECONDS;
+    // A minute on: the earlier erasure's marker stands, and does not cover the event sent since: kept, and served.
+    expect(await sweepErasures({ ...deps, events }, T, began + ERASURE_SWEEP_DELAY_SECONDS + 1)).toBe(0);
+    expect(await events.get(T, since?.id as number)).toMatchObject({ user_id: 'again' });
+    expect(await c.erasedUser(T, 'again')).toEqual(first);
+    // Past ERASURE_FINISHED_BY_SECONDS the pass finishes the repeat, its marker first.
+    expect(await sweepErasures({ ...deps, events }, T, began + ERASURE_FINISHED_BY_SECONDS + 1)).toBe(1);
+    expect(await events.get(T, since?.id as number)).toBeUndefined();
+    const marker = await c.erasedUser(T, 'again');
+    expect(marker?.order).toBeGreaterThan(first?.order as number);
+    expect(marker?.completed_at).not.toBeNull();
+    expect(marker?.events_through).toBeGreaterThanOrEqual(since?.id as number);
+  });
+
   it("a sweep that read a later erasure's start row before that erasure's marker landed keeps the row: the erasure, cut off after its marker, is still finished", async () => {
     // Found by a review (2026-12-07): the pass read the row (merged by B's start), then the
     // user's marker (A's, ended) before B's marker landed, and removed the row; B, cut off after
