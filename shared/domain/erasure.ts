@@ -147,7 +147,11 @@ export const ERASURE_FINISHED_BY_SECONDS = 300;
  * passed: the sweeps left are due still, and the next pass takes them (each is deleted only once
  * done, so one cut off by the function's time is done again). Until 2026-12-07 a tenant's due
  * sweeps all ran in one pass, however many (a tenant that erased thousands of users within a
- * minute), and the pass outlived the function's 60 s.
+ * minute), and the pass outlived the function's 60 s. A sweep or finish with many events left takes
+ * at most half the time left while other sweeps are due after it (a page of the events at least),
+ * and those go on: until 2026-12-07 one out of time stopped the tenant's sweeps, the next pass began
+ * with it again (rows go in user order), and every user after it waited until all its events were
+ * gone.
  * Every erasure stores its row as it begins (due a minute later), so an erasure cut off before it
  * ended (its function's time ran out, a write failed past its retries) is found here: while its
  * marker stands as running the row is kept, and once ERASURE_FINISHED_BY_SECONDS have passed since
@@ -173,27 +177,31 @@ export async function sweepErasures(
 ): Promise<number> {
   let deleted = 0;
   let experiments: number[] | undefined;
-  for (const sweep of await deps.console.erasureSweeps(tenant)) {
-    if (sweep.due_at > now) continue;
-    if (performance.now() >= until) break;
+  const due = (await deps.console.erasureSweeps(tenant)).filter((s) => s.due_at <= now);
+  for (const [k, sweep] of due.entries()) {
+    const started = performance.now();
+    if (started >= until) break;
+    // Its share of the time left: half of it while others are due after it (a page of the user's
+    // events at least: `EventStore.eraseUser`), all of it for the last.
+    const share = k === due.length - 1 ? until : started + (until - started) / 2;
     const running = await deps.console.erasedUser(tenant, sweep.user_id);
     if (sweep.order !== undefined && (running?.order === undefined || running.order < sweep.order)) {
       // Its latest erasure's marker is not stored: wait for it, then finish that erasure as it began.
       const began = beganAt(sweep.order);
       if (began + ERASURE_FINISHED_BY_SECONDS > now) continue;
       const marker: ErasedUser = { user_id: sweep.user_id, requested_at: began, completed_at: null, models_checked_through: running?.models_checked_through ?? 0, order: sweep.order };
-      deleted += (await eraseUser(deps, tenant, sweep.user_id, { marker, through: sweep.events_through, until })).deleted_events;
+      deleted += (await eraseUser(deps, tenant, sweep.user_id, { marker, through: sweep.events_through, until: share })).deleted_events;
       continue;
     }
     if (running !== undefined && running.completed_at === null && running.requested_at + ERASURE_FINISHED_BY_SECONDS <= now) {
       // Cut off: finished as it began, up to the bound its row recorded (its end merges its sweep into this row, due a minute later).
-      deleted += (await eraseUser(deps, tenant, sweep.user_id, { marker: running, through: sweep.events_through, until })).deleted_events;
+      deleted += (await eraseUser(deps, tenant, sweep.user_id, { marker: running, through: sweep.events_through, until: share })).deleted_events;
       continue;
     }
-    const swept = await deps.events.eraseUser(tenant, sweep.user_id, forgetting(deps.idempotency, tenant), sweep.events_through, until);
+    const swept = await deps.events.eraseUser(tenant, sweep.user_id, forgetting(deps.idempotency, tenant), sweep.events_through, share);
     deleted += swept.deleted;
-    // Out of the pass's time with events left: the row stays due, and the next pass goes on.
-    if (swept.finished === false) break;
+    // Out of its share with events left: the row stays due, the next pass goes on, and the tenant's other due sweeps go on now.
+    if (swept.finished === false) continue;
     experiments ??= (await deps.console.list(tenant, 'experiment')).map((e) => e.id);
     const marker = await deps.console.erasedUser(tenant, sweep.user_id);
     await deps.exposures.forgetUser(tenant, sweep.user_id, experiments, membersSwept(sweep, marker));

@@ -1282,6 +1282,43 @@ describe('erasure', () => {
     expect((await c.erasedUser(T, 'many'))?.completed_at).not.toBeNull();
   });
 
+  it("one user's sweep with many events left does not hold back the tenant's other due sweeps: it takes half the time left while others are due after it", async () => {
+    // Found by a review (2026-12-07): a sweep out of the pass's time stopped the tenant's sweeps,
+    // and the next pass began with the same user again (the rows go in user order): every user
+    // after it waited until all its events were gone, however many passes that took.
+    const { events, console: c, idempotency } = db.stores;
+    const T = 'er26';
+    await events.append(
+      T,
+      Array.from({ length: 1001 }, (_, i) => ev('a-big', 'view', i + 1)),
+      100,
+      { idempotencyKey: 'bulk' },
+    );
+    await events.append(T, [ev('b-small', 'view', 1)], 100);
+    const refusing: EventStore = Object.create(events);
+    refusing.eraseUser = async () => {
+      throw new Error('ProvisionedThroughputExceeded');
+    };
+    const deps = { console: c, exposures: dynamoExposureStore(db.table), blobs: blobStore, events };
+    for (const u of ['a-big', 'b-small']) await expect(eraseUser({ ...deps, idempotency, events: refusing }, T, u)).rejects.toThrow();
+    const began = Math.max(...(await c.erasureSweeps(T)).map((r) => r.due_at - ERASURE_SWEEP_DELAY_SECONDS));
+    // Each page of the big user's events (1,000, under one Idempotency-Key) takes 30 s of the pass's 40 s.
+    let clock = 0;
+    const slow: typeof idempotency = Object.create(idempotency);
+    slow.forget = async (tenant, key, writtenAt) => {
+      await idempotency.forget(tenant, key, writtenAt);
+      if (key === 'bulk') clock += 30_000;
+    };
+    const timer = vi.spyOn(performance, 'now').mockImplementation(() => clock);
+    try {
+      expect(await sweepErasures({ ...deps, idempotency: slow }, T, began + ERASURE_SWEEP_DELAY_SECONDS + 1, 40_000)).toBe(1001);
+    } finally {
+      timer.mockRestore();
+    }
+    expect((await events.list(T, { limit: 10, userId: 'b-small' })).rows).toEqual([]);
+    expect((await events.list(T, { limit: 10, userId: 'a-big' })).rows).toHaveLength(1);
+  });
+
   it('a finish of an erasure cut off that read its marker running before another pass ended it does not mark it running again', async () => {
     // Found by a review (2026-12-07): the finish puts the marker it read (same order) again, and a
     // marker of the same order could replace one ended; two passes at once (the maintenance function
