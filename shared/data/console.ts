@@ -384,6 +384,14 @@ export function dynamoConsoleStore(t: TableRef): ConsoleStore {
       const row = await getRow(t, ErasureSweep.key({ tenant, user_id: userId }), { consistent: true });
       return row ? erasureSweep(row) : undefined;
     },
+    async erasureSweepsOf(tenant, userIds) {
+      const rows = await getRows(
+        t,
+        userIds.map((user_id) => ErasureSweep.key({ tenant, user_id })),
+        { consistent: true },
+      );
+      return rows.filter((r): r is Row => r !== undefined).map(erasureSweep);
+    },
     async erasureSweeps(tenant, upTo = WHOLE) {
       const rows = await queryUpTo(t, { ...ErasureSweep.indexes.primary.query({ tenant }), ConsistentRead: true }, upTo);
       return rows.map(erasureSweep);

@@ -180,6 +180,8 @@ export interface ConsoleStore {
   putErasureSweep(tenant: string, sweep: ErasureSweep): Promise<void>;
   /** One user's erasure sweep row (read by its key), or undefined when none stands. */
   erasureSweep(tenant: string, userId: string): Promise<ErasureSweep | undefined>;
+  /** The erasure sweep rows of these users that stand (read by their keys, 100 to a call), in no particular order. */
+  erasureSweepsOf(tenant: string, userIds: readonly string[]): Promise<ErasureSweep[]>;
   /** The tenant's erasure sweeps, due or not (at most `upTo` of them: all when not given). */
   erasureSweeps(tenant: string, upTo?: number): Promise<ErasureSweep[]>;
   /** Deletes a sweep done, unless a later erasure replaced it meanwhile (another `due_at`). */

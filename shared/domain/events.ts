@@ -123,7 +123,13 @@ async function unserved(
  * a running one erases were listed); of a list not filtered by user, what an erasure not yet swept
  * covers (`erasedAmong`; until 2026-12-07 such a list read no marker, and listed them).
  */
-export async function listEvents(store: EventStore, tenant: string, q: ConsoleEventsQuery, now = nowSeconds(), erasures?: Pick<ConsoleStore, 'erasedUser' | 'erasureSweep' | 'erasureSweeps'>) {
+export async function listEvents(
+  store: EventStore,
+  tenant: string,
+  q: ConsoleEventsQuery,
+  now = nowSeconds(),
+  erasures?: Pick<ConsoleStore, 'erasedUser' | 'erasureSweep' | 'erasureSweeps' | 'erasureSweepsOf'>,
+) {
   const newestFirst = q.order === 'desc';
   // A user's events that their erasure covers are not listed: while it runs, those it erases (up
   // to the bound it began with); once ended, an ingest in flight as it began can write one after it
@@ -182,7 +188,8 @@ export async function listEvents(store: EventStore, tenant: string, q: ConsoleEv
 
 /**
  * Sweep rows a list reads at most to tell the users whose erasure is not yet swept (`erasedAmong`);
- * past it (a tenant erasing more users than this at once), the markers of the page's users are read.
+ * past it (a tenant erasing more users than this at once), the rows of the page's users are read by
+ * their keys (one BatchGetItem) instead.
  */
 const SWEEPS_READ = 1000;
 
@@ -195,14 +202,22 @@ const SWEEPS_READ = 1000;
  * are listed. An erasure cut off before 2026-12-07 stored no row: its user's events are listed until
  * it is repeated.
  */
-async function erasedAmong(erasures: Pick<ConsoleStore, 'erasedUser' | 'erasureSweeps'>, tenant: string, rows: readonly EventRecord[]): Promise<((e: EventRecord) => boolean) | undefined> {
+async function erasedAmong(
+  erasures: Pick<ConsoleStore, 'erasedUser' | 'erasureSweeps' | 'erasureSweepsOf'>,
+  tenant: string,
+  rows: readonly EventRecord[],
+): Promise<((e: EventRecord) => boolean) | undefined> {
   if (rows.length === 0) return undefined;
   const onPage = new Set(rows.map((r) => r.user_id));
   const sweeps = await erasures.erasureSweeps(tenant, SWEEPS_READ);
+  // Past the rows read, those of the page's users, by their keys (until 2026-12-07 the marker of
+  // every user on the page was read, up to 100 GetItems a page, and a running erasure's bound was
+  // not known: every event of its user was left out, those it keeps included).
+  const ofPage = sweeps.length < SWEEPS_READ ? sweeps.filter((s) => onPage.has(s.user_id)) : await erasures.erasureSweepsOf(tenant, [...onPage]);
   // Each row's bound: a running erasure erases the events up to the last id handed out as it began
   // (its row stored then), and keeps those the user sends later.
-  const bounds = new Map(sweeps.map((s) => [s.user_id, s.events_through]));
-  const users = sweeps.length < SWEEPS_READ ? [...bounds.keys()].filter((u) => onPage.has(u)) : [...onPage];
+  const bounds = new Map(ofPage.map((s) => [s.user_id, s.events_through]));
+  const users = [...bounds.keys()];
   if (users.length === 0) return undefined;
   const covers = new Map<string, (e: EventRecord) => boolean>();
   await Promise.all(
@@ -210,7 +225,7 @@ async function erasedAmong(erasures: Pick<ConsoleStore, 'erasedUser' | 'erasureS
       const m = await erasures.erasedUser(tenant, u);
       // Running, those up to its row's bound (until 2026-12-07 every event of the user: a reader
       // paging the whole log passed the events sent since, which the erasure keeps, for good); with
-      // no bound known (past the rows read, a row stored before 2026-12-07's bound), all of them.
+      // no bound known (a row stored before 2026-12-07's bound), all of them.
       if (m) covers.set(u, unservedEvent(m, bounds.get(u) ?? 0));
     }),
   );

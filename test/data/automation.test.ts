@@ -1456,6 +1456,38 @@ describe('erasure', () => {
     expect((await getEvent(events, T, erased[2]?.id as number, c)).user_id).toBe('stay');
   });
 
+  it("past 1,000 sweep rows, a list not filtered by user reads the rows of the page's users: a running erasure's later events are listed, and only those users' markers are read", async () => {
+    // Found by a review (2026-12-07): past the 1,000 rows the list reads, it read the marker of
+    // every user on the page (up to 100 GetItems a page) and, knowing no running erasure's bound,
+    // left out every event of its user, those the erasure keeps included.
+    const { listEvents } = await import('../../shared/domain/events.ts');
+    const { events, console: c, idempotency } = db.stores;
+    const T = 'er27';
+    const deps = { console: c, idempotency, exposures: dynamoExposureStore(db.table), blobs: blobStore };
+    await events.append(T, [ev('stay', 'view', 1), ev('gone', 'view', 1), ev('stay', 'view', 2)], 100);
+    const refusing: EventStore = Object.create(events);
+    refusing.eraseUser = async () => {
+      throw new Error('ProvisionedThroughputExceeded');
+    };
+    await expect(eraseUser({ ...deps, events: refusing }, T, 'gone')).rejects.toThrow();
+    await events.append(T, [ev('gone', 'view', 3)], nowSeconds() - 60);
+    // A tenant erasing more users at once than the list reads rows of: the first 1,000 are others'.
+    const crowded: ConsoleStore = Object.create(c);
+    crowded.erasureSweeps = async (_tenant, upTo = 1000) => Array.from({ length: upTo }, (_, i) => ({ user_id: `other-${i}`, due_at: 1, events_through: 1, members_through: 0 }));
+    const markersRead: string[] = [];
+    crowded.erasedUser = async (tenant, user) => {
+      markersRead.push(user);
+      return c.erasedUser(tenant, user);
+    };
+    const listed = (await listEvents(events, T, { limit: 20 }, nowSeconds(), crowded)).data.map((e) => [e.user_id, e.item_id]);
+    expect(listed).toEqual([
+      ['stay', '1'],
+      ['stay', '2'],
+      ['gone', '3'],
+    ]);
+    expect(markersRead).toEqual(['gone']);
+  });
+
   it("pages a user's events oldest first past those a marker without events_through covers: a page they fill answers a cursor, not has_more with none", async () => {
     // Found by a review (2026-12-07): a marker stored before events_through was kept covers the
     // user's events by their time, so the read cannot start past them; a page of them only was
