@@ -167,7 +167,8 @@ export const ERASURE_FINISHED_BY_SECONDS = 300;
  * (serving, the lists and an ingest's retry went on as if none had begun; the models kept the
  * user) and removed the row; and a pass that read the row just before the marker landed removed
  * it, so that erasure, cut off later, was finished by nothing.
- * Returns the events deleted.
+ * One user's sweep that fails leaves the others to go on, and the first failure is thrown once they
+ * have (the pass logs it). Returns the events deleted.
  */
 export async function sweepErasures(
   deps: { console: ConsoleStore; events: EventStore; idempotency: IdempotencyStore; exposures: Pick<ExposureStore, 'forgetUser'>; blobs: BlobStore },
@@ -176,7 +177,9 @@ export async function sweepErasures(
   until = Number.POSITIVE_INFINITY,
 ): Promise<number> {
   let deleted = 0;
-  let experiments: number[] | undefined;
+  let failed: { error: unknown } | undefined;
+  let experiments: Promise<number[]> | undefined;
+  const experimentIds = () => (experiments ??= deps.console.list(tenant, 'experiment').then((es) => es.map((e) => e.id)));
   const due = (await deps.console.erasureSweeps(tenant)).filter((s) => s.due_at <= now);
   for (const [k, sweep] of due.entries()) {
     const started = performance.now();
@@ -184,31 +187,42 @@ export async function sweepErasures(
     // Its share of the time left: half of it while others are due after it (a page of the user's
     // events at least: `EventStore.eraseUser`), all of it for the last.
     const share = k === due.length - 1 ? until : started + (until - started) / 2;
-    const running = await deps.console.erasedUser(tenant, sweep.user_id);
-    if (sweep.order !== undefined && (running?.order === undefined || running.order < sweep.order)) {
-      // Its latest erasure's marker is not stored: wait for it, then finish that erasure as it began.
-      const began = beganAt(sweep.order);
-      if (began + ERASURE_FINISHED_BY_SECONDS > now) continue;
-      const marker: ErasedUser = { user_id: sweep.user_id, requested_at: began, completed_at: null, models_checked_through: running?.models_checked_through ?? 0, order: sweep.order };
-      deleted += (await eraseUser(deps, tenant, sweep.user_id, { marker, through: sweep.events_through, until: share })).deleted_events;
-      continue;
+    try {
+      deleted += await sweepOne(deps, tenant, sweep, now, share, experimentIds);
+    } catch (error) {
+      // One user's failure (a write throttled past its retries, an artifact that cannot be read)
+      // leaves the others' sweeps to go on (its row stays due); the pass reports it once they have
+      // (until 2026-12-07 it ended the tenant's sweeps, and one failing every pass held back every
+      // user after it for good).
+      failed ??= { error };
     }
-    if (running !== undefined && running.completed_at === null && running.requested_at + ERASURE_FINISHED_BY_SECONDS <= now) {
-      // Cut off: finished as it began, up to the bound its row recorded (its end merges its sweep into this row, due a minute later).
-      deleted += (await eraseUser(deps, tenant, sweep.user_id, { marker: running, through: sweep.events_through, until: share })).deleted_events;
-      continue;
-    }
-    const swept = await deps.events.eraseUser(tenant, sweep.user_id, forgetting(deps.idempotency, tenant), sweep.events_through, share);
-    deleted += swept.deleted;
-    // Out of its share with events left: the row stays due, the next pass goes on, and the tenant's other due sweeps go on now.
-    if (swept.finished === false) continue;
-    experiments ??= (await deps.console.list(tenant, 'experiment')).map((e) => e.id);
-    const marker = await deps.console.erasedUser(tenant, sweep.user_id);
-    await deps.exposures.forgetUser(tenant, sweep.user_id, experiments, membersSwept(sweep, marker));
-    // Kept while the marker stands as running: the next passes look again, until it ends or is finished.
-    if (marker === undefined || marker.completed_at !== null) await deps.console.removeErasureSweep(tenant, sweep);
   }
+  if (failed !== undefined) throw failed.error;
   return deleted;
+}
+
+/** One due sweep (`sweepErasures`), within `share` (a `performance.now()` time); returns the events it deleted. */
+async function sweepOne(deps: Parameters<typeof sweepErasures>[0], tenant: string, sweep: ErasureSweep, now: number, share: number, experimentIds: () => Promise<number[]>): Promise<number> {
+  const running = await deps.console.erasedUser(tenant, sweep.user_id);
+  if (sweep.order !== undefined && (running?.order === undefined || running.order < sweep.order)) {
+    // Its latest erasure's marker is not stored: wait for it, then finish that erasure as it began.
+    const began = beganAt(sweep.order);
+    if (began + ERASURE_FINISHED_BY_SECONDS > now) return 0;
+    const marker: ErasedUser = { user_id: sweep.user_id, requested_at: began, completed_at: null, models_checked_through: running?.models_checked_through ?? 0, order: sweep.order };
+    return (await eraseUser(deps, tenant, sweep.user_id, { marker, through: sweep.events_through, until: share })).deleted_events;
+  }
+  if (running !== undefined && running.completed_at === null && running.requested_at + ERASURE_FINISHED_BY_SECONDS <= now) {
+    // Cut off: finished as it began, up to the bound its row recorded (its end merges its sweep into this row, due a minute later).
+    return (await eraseUser(deps, tenant, sweep.user_id, { marker: running, through: sweep.events_through, until: share })).deleted_events;
+  }
+  const swept = await deps.events.eraseUser(tenant, sweep.user_id, forgetting(deps.idempotency, tenant), sweep.events_through, share);
+  // Out of its share with events left: the row stays due, the next pass goes on, and the tenant's other due sweeps go on now.
+  if (swept.finished === false) return swept.deleted;
+  const marker = await deps.console.erasedUser(tenant, sweep.user_id);
+  await deps.exposures.forgetUser(tenant, sweep.user_id, await experimentIds(), membersSwept(sweep, marker));
+  // Kept while the marker stands as running: the next passes look again, until it ends or is finished.
+  if (marker === undefined || marker.completed_at !== null) await deps.console.removeErasureSweep(tenant, sweep);
+  return swept.deleted;
 }
 
 /** When an erasure began (unix seconds), from its `order` (the millisecond it began × 1,000, plus a tie-break). */

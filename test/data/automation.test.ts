@@ -1319,6 +1319,27 @@ describe('erasure', () => {
     expect((await events.list(T, { limit: 10, userId: 'a-big' })).rows).toHaveLength(1);
   });
 
+  it("one user's sweep that fails leaves the tenant's other due sweeps to go on, and the pass still reports the failure", async () => {
+    // Found by a review (2026-12-07): a sweep that threw (a write throttled past its retries, an
+    // artifact that cannot be read) ended the tenant's sweeps, and the rows go in user order: one
+    // that failed every pass held back every user after it for good.
+    const { events, console: c, idempotency } = db.stores;
+    const T = 'er28';
+    const deps = { console: c, idempotency, exposures: dynamoExposureStore(db.table), blobs: blobStore };
+    await events.append(T, [ev('a-fails', 'view', 1), ev('b-swept', 'view', 1)], 100);
+    const inFlight = await allocateIds(db.table, T, 'event', 1);
+    for (const u of ['a-fails', 'b-swept']) await eraseUser({ ...deps, events }, T, u);
+    await events.append(T, [ev('b-swept', 'buy', 2)], 150, { reuse: inFlight });
+    const failing: EventStore = Object.create(events);
+    failing.eraseUser = async (tenant, user, ...rest) => {
+      if (user === 'a-fails') throw new Error('ProvisionedThroughputExceeded');
+      return events.eraseUser(tenant, user, ...rest);
+    };
+    await expect(sweepErasures({ ...deps, events: failing }, T, nowSeconds() + ERASURE_SWEEP_DELAY_SECONDS + 1)).rejects.toThrow('ProvisionedThroughputExceeded');
+    expect(await events.get(T, inFlight)).toBeUndefined();
+    expect((await c.erasureSweeps(T)).map((s) => s.user_id)).toEqual(['a-fails']);
+  });
+
   it('a finish of an erasure cut off that read its marker running before another pass ended it does not mark it running again', async () => {
     // Found by a review (2026-12-07): the finish puts the marker it read (same order) again, and a
     // marker of the same order could replace one ended; two passes at once (the maintenance function
