@@ -255,7 +255,8 @@ const coreRoutes: CoreRoute[] = [
   // UpdateItem: a tombstone written more than a second after its stamp is stamped again (items.ts `settle`).
   core('DELETE', '/v1/items/{item_id}', 'core/items/delete', W, { table: ['PutItem', 'DeleteItem', 'UpdateItem'] }),
   core('POST', '/v1/events', 'core/events/ingest', W, CREATE),
-  core('GET', '/v1/events', 'core/events/list', R, { table: ['Query'], indexes: ['gsi1', 'gsi2'] }),
+  // BatchGetItem: past 1,000 erasure sweep rows, those of the page's users (ConsoleStore.erasureSweepsOf).
+  core('GET', '/v1/events', 'core/events/list', R, { table: ['Query', 'BatchGetItem'], indexes: ['gsi1', 'gsi2'] }),
   core('GET', '/v1/events/{event_id}', 'core/events/get', R, {}),
   core('POST', '/v1/search', 'core/search/search', R, { ...SEARCH, exposures: true, searchLog: true, popularity: true }),
   core('GET', '/v1/recommendations', 'core/recommendations/recommend', R, { ...VIEW, ...WITH_MODELS, indexes: ['gsi1', 'gsi2', 'gsi4'], exposures: true, popularity: true }),

@@ -116,6 +116,20 @@ describe('local IAM', () => {
     }
   });
 
+  it("let the event lists read the erasure sweep rows of a page's users by their keys (BatchGetItem), as a list past 1,000 rows does", async () => {
+    // Found by a review (2026-12-07): past 1,000 sweep rows a list not filtered by user reads the
+    // rows of the page's users in one BatchGetItem (ConsoleStore.erasureSweepsOf), which GET
+    // /v1/events was not granted: on AWS such a list would have failed with AccessDeniedException.
+    const c = storesFor(table).console;
+    await c.putErasureSweep('grants-sweeps', { user_id: 'u', due_at: 1, events_through: 3, members_through: 0 });
+    for (const fn of ['core/events/list', 'console-session/reads']) {
+      expect(
+        (await asFunction(fn, () => c.erasureSweepsOf('grants-sweeps', ['u', 'v']))).map((s) => s.events_through),
+        fn,
+      ).toEqual([3]);
+    }
+  });
+
   it('let the serving routes take back the exposure of a request that failed once recorded (DeleteItem of its row), as a recommendation whose ranking or read fails after it was accepted does', async () => {
     // Found by a review (2026-12-06): planAndRecord's `failed` (shared/control/exposures.ts) calls
     // ExposureStore.forgetRequest, which deletes the request's exposure row. Search is granted
