@@ -17,7 +17,8 @@ import { STARTING_SECONDS, type Experiment, type ExperimentStatus, type RerankCo
  * The control plane's records on the Platform API: rules, segments, experiments and rerank
  * controls, each change kept in an audit trail (its entry written in one transaction with it:
  * ConsoleStore's `Audited`). Storage is a port (ControlPorts); the records
- * live in one partition per tenant, which serving reads with one Query (controlConfig).
+ * live in one partition per tenant, which serving reads with one Query (controlConfig), but for
+ * Stopped experiments, kept apart (serving has no use for them, and they have no cap).
  *
  * Bookkeeping fields, never shown: `_rev` (the record's revision: every change is conditional on
  * the one it read, so concurrent changes neither get lost nor leave an audit entry whose

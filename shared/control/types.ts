@@ -94,6 +94,7 @@ export interface Experiment {
 export interface ControlConfig {
   rules: Rule[];
   segments: Segment[];
+  /** Draft and Running ones (a Stopped one serves nothing, and is not read). */
   experiments: Experiment[];
   rerank: RerankRecord[];
   /** Ids of the tenant's contexts (so a request naming another tenant's context is 404). */

@@ -32,10 +32,11 @@ import {
   Rule as RuleRecord,
   RunLogLine,
   Segment as SegmentRecord,
+  StoppedExperiment,
   TrainingRun,
   TrainingRunKeyedBefore,
 } from './entities.ts';
-import { LAST_ID, type SkRange } from './entity.ts';
+import { LAST_ID, type KeyTemplate, type IndexOps, type SkRange } from './entity.ts';
 import type { Change, Condition } from './expressions.ts';
 import { applied, getRow, getRows, isNew, isStored, put, putAll, queryPage, queryUpTo, refine, remove, stripKeys, transact, update, type Row, type TransactWrite } from './ops.ts';
 import { placesOf, type Places } from './places.ts';
@@ -90,7 +91,11 @@ const recordKey = (tenant: string, kind: ConsoleKind, id: number) => entityOf(ki
  * after `after` (ascending), or before it when `newestFirst`.
  */
 function ofKind(tenant: string, kind: ConsoleKind, after?: number, newestFirst = false) {
-  const primary = entityOf(kind).indexes.primary;
+  return byId(entityOf(kind).indexes.primary, tenant, after, newestFirst);
+}
+/** `ofKind` of a partition keyed by tenant and id (a kind's, or the Stopped experiments'). */
+type ById = Pick<IndexOps<KeyTemplate>, 'skPrefix' | 'query'> & { sk(f: { id: number | string }): string; query(f: { tenant: string }, range?: SkRange): ReturnType<IndexOps<KeyTemplate>['query']> };
+function byId(primary: ById, tenant: string, after?: number, newestFirst = false) {
   const prefix = primary.skPrefix();
   if (after !== undefined && newestFirst) return primary.query({ tenant }, { between: [primary.sk({ id: 0 }), primary.sk({ id: Math.max(0, after - 1) })] });
   if (after !== undefined) return primary.query({ tenant }, { between: [primary.sk({ id: after + 1 }), primary.sk({ id: LAST_ID })] });
@@ -127,7 +132,21 @@ function indexedAsItIs(tenant: string, row: Row): boolean {
   return [activeIndex.pkAttr, activeIndex.skAttr].every((k) => row[k] === want[k]);
 }
 /** A record's row as written whole: its keys, its fields and, for a run, its key in the index of active runs. */
-const rowOf = (tenant: string, kind: ConsoleKind, rec: ConsoleRecord): Row => ({ ...recordKey(tenant, kind, rec.id), ...rec, ...activeRunChange(tenant, kind, rec.id, rec).set });
+const rowOf = (tenant: string, kind: ConsoleKind, rec: ConsoleRecord): Row => ({ ...placeOf(tenant, kind, rec), ...rec, ...activeRunChange(tenant, kind, rec.id, rec).set });
+
+/**
+ * Experiments: a Stopped one is kept out of the control partition (StoppedExperiment), which
+ * serving reads whole every few seconds and where it would count for nothing (serving uses Running
+ * ones, a segment's deletion Draft and Running ones). Its stop moves the row, in one transaction.
+ * The key of a record's row, for an experiment by its status; the other place it could be in.
+ */
+const placeOf = (tenant: string, kind: ConsoleKind, rec: ConsoleRecord) => (kind === 'experiment' && rec.status === 'Stopped' ? stoppedKey(tenant, rec.id) : recordKey(tenant, kind, rec.id));
+const stoppedKey = (tenant: string, id: number) => StoppedExperiment.key({ tenant, id });
+/** How many Stopped experiments left in the control partition one list of the experiments moves out (`moveStoppedOut`). */
+const MOVES_PER_LIST = 100;
+/** The two places an experiment's row may be in, where it is looked for first: the control partition (where a stop moves it from), then the Stopped ones'. */
+const experimentPlaces = (tenant: string, id: number) => [recordKey(tenant, 'experiment', id), stoppedKey(tenant, id)] as const;
+const byIdOf = (r: Row) => Number(r.id);
 
 /**
  * A run log's cursor: its last line's sort key (ms#seq#writer), naming the tenant and run it is of:
@@ -203,8 +222,26 @@ const SWEEP_MERGES: RetryPolicy = { attempts: 16, baseMs: 2, maxMs: 100, jitter:
 export function dynamoConsoleStore(t: TableRef): ConsoleStore {
   async function recordsPage<T extends ConsoleRecord>(tenant: string, kind: ConsoleKind, q: { limit: number; after?: number | undefined; where?: Record<string, unknown>; newestFirst?: boolean }) {
     const where = q.where ?? {};
-    const query = refine(ofKind(tenant, kind, q.after, q.newestFirst), { filter: (x) => x.and(x.absent('withdrawn'), ...Object.entries(where).map(([k, v]) => x.eq(k, v))) });
-    const rows = await queryUpTo(t, { ...query, ConsistentRead: true, ...(q.newestFirst ? { ScanIndexForward: false } : {}) }, q.limit + 1);
+    const read = (query: ReturnType<typeof ofKind>) =>
+      queryUpTo(
+        t,
+        {
+          ...refine(query, { filter: (x) => x.and(x.absent('withdrawn'), ...Object.entries(where).map(([k, v]) => x.eq(k, v))) }),
+          ConsistentRead: true,
+          ...(q.newestFirst ? { ScanIndexForward: false } : {}),
+        },
+        q.limit + 1,
+      );
+    let rows = await read(ofKind(tenant, kind, q.after, q.newestFirst));
+    if (kind === 'experiment') {
+      // Merged by id with the Stopped ones (each read in id order: the page's first limit + 1 are
+      // within each's first limit + 1). Read after the control partition, the Stopped ones hold
+      // an experiment whose stop moved it meanwhile as it is now (read in both: once, as Stopped).
+      const order = q.newestFirst ? -1 : 1;
+      const merged = new Map<number, Row>();
+      for (const r of [...rows, ...(await read(byId(StoppedExperiment.indexes.primary, tenant, q.after, q.newestFirst)))]) merged.set(byIdOf(r), r);
+      rows = [...merged.values()].sort((a, b) => order * (byIdOf(a) - byIdOf(b))).slice(0, q.limit + 1);
+    }
     return { rows: rows.slice(0, q.limit).map((r) => stripKeys(r) as T), hasMore: rows.length > q.limit };
   }
   /**
@@ -217,6 +254,111 @@ export function dynamoConsoleStore(t: TableRef): ConsoleStore {
     if (audited && !('entry' in audited)) return transact(t, [write, { remove: Audit.key({ tenant, resource: audited.undoes.resource, id: audited.undoes.id }) }]);
     return writtenWithEntry(t, tenant, write, audited?.entry);
   };
+  /** `written` of several writes of one transaction (the first one's condition told apart, `transact`), with the audit trail's part. */
+  const writtenAll = (tenant: string, writes: readonly [TransactWrite, ...TransactWrite[]], audited: Audited | undefined): Promise<unknown> => {
+    if (writes.length === 1) return written(tenant, writes[0], audited);
+    const trail: TransactWrite[] = !audited
+      ? []
+      : 'entry' in audited
+        ? [{ put: { ...Audit.key({ tenant, resource: audited.entry.resource, id: audited.entry.id }), ...audited.entry } }]
+        : [{ remove: Audit.key({ tenant, resource: audited.undoes.resource, id: audited.undoes.id }) }];
+    return transact(t, [...writes, ...trail]);
+  };
+  /**
+   * A whole experiment written at its place (`placeOf`), taken out of the other in the same
+   * transaction (a stop moves it). `when` holds of the row where it is now: the one read there
+   * (the control partition first), else the one at its new place (none: `isNew`).
+   */
+  async function experimentPut(tenant: string, rec: ConsoleRecord, when: Condition | undefined, audited: Audited | undefined): Promise<boolean> {
+    const row = rowOf(tenant, 'experiment', rec);
+    const at = placeOf(tenant, 'experiment', rec);
+    const other = experimentPlaces(tenant, rec.id).find((k) => k.pk !== at.pk) as Row;
+    const there = when ? await getRow(t, other, { consistent: true }) : undefined;
+    // Where the row is elsewhere, the condition holds of it (and the row put is conditional on none being at its new place).
+    const holds = when ? { when } : {};
+    if (there)
+      return applied(() =>
+        writtenAll(
+          tenant,
+          [
+            { remove: other, ...holds },
+            { put: row, when: isNew },
+          ],
+          audited,
+        ),
+      );
+    return applied(() =>
+      writtenAll(
+        tenant,
+        [
+          { put: row, ...holds },
+          { remove: other, ...(when ? { when: isNew } : {}) },
+        ],
+        audited,
+      ),
+    );
+  }
+  /**
+   * A change of an experiment's fields (`update`), the row as changed, or undefined when `expect`
+   * does not hold: in place, wherever the row is; a stop (`status` Stopped) of one in the control
+   * partition moves it to the Stopped ones' in one transaction (conditional on `expect` and on the
+   * revision read, every change of an experiment moving it on).
+   */
+  async function experimentChange(tenant: string, id: number, set: Record<string, unknown>, expect: Expect, audited: Audited | undefined): Promise<Row | undefined> {
+    const [control, stopped] = experimentPlaces(tenant, id);
+    if (set.status === 'Stopped') {
+      const row = await getRow(t, control, { consistent: true });
+      if (row && live(row)) {
+        const change = changeOf(tenant, 'experiment', id, set);
+        const moved: Row = { ...row, ...change.set, ...stopped };
+        for (const k of change.remove ?? []) delete moved[k];
+        const asRead: Condition = (x) => x.and(holding(expect)(x), ...x.fields({ _rev: row._rev }));
+        return (await applied(() =>
+          writtenAll(
+            tenant,
+            [
+              { remove: control, when: asRead },
+              { put: moved, when: isNew },
+            ],
+            audited,
+          ),
+        ))
+          ? moved
+          : undefined;
+      }
+    }
+    for (const key of [control, stopped]) {
+      let row: Row | undefined;
+      const change = changeOf(tenant, 'experiment', id, set);
+      const wrote = audited
+        ? await applied(() => written(tenant, { update: key, change, when: holding(expect) }, audited))
+        : await applied(async () => {
+            row = await update(t, key, change, { when: holding(expect), returnValues: 'ALL_NEW' });
+          });
+      // (With its audit entry, in a transaction, which answers no row: the change as written, for `update`'s answer.)
+      if (wrote) return row ?? { ...key, id, ...set };
+    }
+    return undefined;
+  }
+  /**
+   * Stopped experiments left in the control partition (stopped before 2026-12-07, or by a writer of
+   * then during an upgrade) moved to the Stopped ones', each as read (its revision and status).
+   * Up to MOVES_PER_LIST a list (a tenant's thousands of them are moved over several lists, not in
+   * one request). One changed meanwhile stays where it is for a later list; the control config
+   * leaves them out wherever they are.
+   */
+  async function moveStoppedOut(tenant: string, rows: readonly Row[]): Promise<void> {
+    const left = rows.filter((row) => ExperimentRecord.owns(row) && row.status === 'Stopped' && live(row)).slice(0, MOVES_PER_LIST);
+    for (const row of left) {
+      const id = byIdOf(row);
+      await applied(() =>
+        transact(t, [
+          { remove: recordKey(tenant, 'experiment', id), when: (x) => x.and(isStored(x), x.absent('withdrawn'), ...x.fields({ _rev: row._rev, status: 'Stopped' })) },
+          { put: { ...row, ...stoppedKey(tenant, id) } },
+        ]),
+      );
+    }
+  }
   /**
    * A change of a record's fields, with the index of active runs kept (`activeRunChange`); a field
    * set to `undefined` is removed (a run queued again drops its task claim and storing mark).
@@ -304,19 +446,31 @@ export function dynamoConsoleStore(t: TableRef): ConsoleStore {
   return {
     nextId: (tenant, kind) => allocateIds(t, tenant, kind, 1),
     async put(tenant, kind, rec, audited) {
-      await written(tenant, { put: rowOf(tenant, kind, rec) }, audited);
+      if (kind === 'experiment') await experimentPut(tenant, rec, undefined, audited);
+      else await written(tenant, { put: rowOf(tenant, kind, rec) }, audited);
     },
     create: (tenant, kind, rec, cap, audited) =>
       placesOfKind(kind).create(tenant, rec.id, cap, async () => {
         await written(tenant, { put: rowOf(tenant, kind, rec) }, audited);
       }),
     async get<T extends ConsoleRecord>(tenant: string, kind: ConsoleKind, id: number) {
-      const row = await getRow(t, recordKey(tenant, kind, id), { consistent: true });
+      // An experiment: in the control partition, else (a stop moved it meanwhile, or before) in the Stopped ones'.
+      let row = await getRow(t, recordKey(tenant, kind, id), { consistent: true });
+      if (!row && kind === 'experiment') row = await getRow(t, stoppedKey(tenant, id), { consistent: true });
       return row && live(row) ? (stripKeys(row) as T) : undefined;
     },
     async list<T extends ConsoleRecord>(tenant: string, kind: ConsoleKind) {
       const rows = await queryUpTo(t, { ...ofKind(tenant, kind), ConsistentRead: true }, WHOLE);
-      return rows.filter(live).map((r) => stripKeys(r) as T);
+      if (kind !== 'experiment') return rows.filter(live).map((r) => stripKeys(r) as T);
+      await moveStoppedOut(tenant, rows);
+      // The Stopped ones read after the control partition: one whose stop moved it meanwhile is read there (once: by id).
+      const stopped = await queryUpTo(t, { ...byId(StoppedExperiment.indexes.primary, tenant), ConsistentRead: true }, WHOLE);
+      const byIdRows = new Map<number, Row>();
+      for (const r of [...rows, ...stopped]) byIdRows.set(byIdOf(r), r);
+      return [...byIdRows.values()]
+        .sort((a, b) => byIdOf(a) - byIdOf(b))
+        .filter(live)
+        .map((r) => stripKeys(r) as T);
     },
     async servingConfig(tenant) {
       const rows = await queryUpTo(t, { ...Endpoint.indexes.primary.query({ tenant }), ConsistentRead: true }, WHOLE);
@@ -404,9 +558,15 @@ export function dynamoConsoleStore(t: TableRef): ConsoleStore {
         ),
       );
     },
-    update: (tenant, kind, id, set, expect = {}, audited = undefined) =>
-      applied(() => written(tenant, { update: recordKey(tenant, kind, id), change: changeOf(tenant, kind, id, set), when: holding(expect) }, audited)),
+    update: async (tenant, kind, id, set, expect = {}, audited = undefined) =>
+      kind === 'experiment'
+        ? (await experimentChange(tenant, id, set, expect, audited)) !== undefined
+        : applied(() => written(tenant, { update: recordKey(tenant, kind, id), change: changeOf(tenant, kind, id, set), when: holding(expect) }, audited)),
     async updated<T extends ConsoleRecord>(tenant: string, kind: ConsoleKind, id: number, set: Record<string, unknown>, expect: Expect = {}) {
+      if (kind === 'experiment') {
+        const changed = await experimentChange(tenant, id, set, expect, undefined);
+        return changed ? (stripKeys(changed) as T) : undefined;
+      }
       let row: Row | undefined;
       const wrote = await applied(async () => {
         row = await update(t, recordKey(tenant, kind, id), changeOf(tenant, kind, id, set), { when: holding(expect), returnValues: 'ALL_NEW' });
@@ -425,7 +585,10 @@ export function dynamoConsoleStore(t: TableRef): ConsoleStore {
       const cursorAfter = (id: number): string => (q.contextId === undefined ? String(id) : contextCursors.encode(recordKey(tenant, kind, id).sk, [tenant, kind, q.contextId]));
       return { ...page, cursorAfter };
     },
-    replace: (tenant, kind, rec, expect, audited) => applied(() => written(tenant, { put: rowOf(tenant, kind, rec), when: expect === 'new' ? isNew : holding(expect) }, audited)),
+    replace: (tenant, kind, rec, expect, audited) =>
+      kind === 'experiment'
+        ? experimentPut(tenant, rec, expect === 'new' ? isNew : holding(expect), audited)
+        : applied(() => written(tenant, { put: rowOf(tenant, kind, rec), when: expect === 'new' ? isNew : holding(expect) }, audited)),
     async activeRuns<T extends ConsoleRecord>(tenant: string, opts: { upkeep?: boolean } = {}) {
       if (opts.upkeep) await indexRunsSince(tenant);
       const ids = (await queryUpTo(t, activeIndex.query({ tenant }), WHOLE)).map(activeIdOf).sort((a, b) => b - a);
@@ -477,7 +640,9 @@ export function dynamoConsoleStore(t: TableRef): ConsoleStore {
         const row = await getRow(t, recordKey(tenant, kind, id), { consistent: true });
         if (row && live(row)) await removedOfKind(kind).keep(tenant, id, row);
       }
-      if (!(await applied(() => written(tenant, { remove: recordKey(tenant, kind, id), when: holding(expect) }, opts.audited)))) return false;
+      const removes = (key: Row) => applied(() => written(tenant, { remove: key, when: holding(expect) }, opts.audited));
+      // An experiment wherever it is (a Stopped one in the Stopped ones' partition).
+      if (!(await removes(recordKey(tenant, kind, id))) && !(kind === 'experiment' && (await removes(stoppedKey(tenant, id))))) return false;
       // The place it held, if its kind has a cap (`create`).
       if (CAPPED.has(kind)) await placesOfKind(kind).release(tenant, id);
       return true;
@@ -496,6 +661,8 @@ export function dynamoConsoleStore(t: TableRef): ConsoleStore {
         if (RuleRecord.owns(r)) out.rules.push(shown(r) as unknown as Rule);
         else if (SegmentRecord.owns(r)) out.segments.push(shown(r) as unknown as Segment);
         else if (ExperimentRecord.owns(r)) {
+          // One Stopped before its stop moved it out (2026-12-07) serves nothing: left out, as those moved are.
+          if (r.status === 'Stopped') continue;
           out.experiments.push(shown(r) as unknown as Experiment);
           if (r._starting === true) (out.starting ??= []).push(Number(r.id));
         } else if (Rerank.owns(r)) out.rerank.push(shown(r) as unknown as RerankRecord);

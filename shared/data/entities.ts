@@ -273,6 +273,14 @@ export const PromotionDue = record('promotion_due', { pk: 'TENANT#${tenant}#CONS
 export const Rule = record('rule', { pk: CONTROL, sk: 'rule#${id}' });
 export const Segment = record('segment', { pk: CONTROL, sk: 'segment#${id}' });
 export const Experiment = record('experiment', { pk: CONTROL, sk: 'experiment#${id}' });
+/**
+ * A Stopped experiment, in a partition of its own out of CONTROL: serving reads CONTROL whole
+ * every few seconds (controlConfig) and needs only Draft and Running experiments, and a tenant's
+ * experiments have no cap. An experiment's stop moves its row here in one transaction (console.ts);
+ * until 2026-12-07 Stopped ones stayed in CONTROL, and such rows are moved when the control plane
+ * lists the tenant's experiments (they are left out of the control config meanwhile).
+ */
+export const StoppedExperiment = record('experiment', { pk: 'TENANT#${tenant}#CONSOLE#experiment_stopped', sk: '${id}' });
 /** A context's rerank controls (its id is the context's). */
 export const Rerank = record('rerank', { pk: CONTROL, sk: 'rerank#${id}' });
 /** A context's marker in the control partition: the control Query lists the tenant's contexts. */

@@ -262,9 +262,9 @@ export interface ConsoleStore {
   /** Notes a context in the control partition, so `controlConfig` lists it. */
   putContextMarker(tenant: string, contextId: number): Promise<void>;
   /**
-   * The tenant's rules, segments, experiments, rerank controls and context ids, with one
-   * (strongly consistent) Query of the control partition. Bookkeeping fields (named `_...`) are
-   * left out.
+   * The tenant's rules, segments, Draft and Running experiments, rerank controls and context ids,
+   * with one (strongly consistent) Query of the control partition (a Stopped experiment is kept
+   * out of it: `get`, `list` and `page` read both). Bookkeeping fields (named `_...`) are left out.
    */
   controlConfig(tenant: string): Promise<ControlConfig>;
   /**

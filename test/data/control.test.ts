@@ -7,6 +7,8 @@ import { controlDepsOf } from '../../shared/control/deps.ts';
 import { dynamoEventStore } from '../../shared/data/events.ts';
 import { STARTING_SECONDS, type Experiment, type Segment } from '../../shared/control/types.ts';
 import { dynamoConsoleStore } from '../../shared/data/console.ts';
+import { Experiment as ExperimentRecord } from '../../shared/data/entities.ts';
+import { put } from '../../shared/data/ops.ts';
 import type { AuditEntry, Audited, ConsoleRecord, ConsoleStore } from '../../shared/domain/console-records.ts';
 import { dynamoSegmentEvents } from '../../shared/data/segment-events.ts';
 import { createContext } from '../../shared/domain/contexts.ts';
@@ -738,5 +740,99 @@ describe("segment membership's read of a user's events", () => {
     const light = await planFor(deps, T, 1, 'light', NOW);
     expect(light.userEvents).toMatchObject({ all: true, events: [expect.objectContaining({ item_id: '1' })] });
     expect(queries).toBe(1);
+  });
+});
+
+describe('Stopped experiments out of the partition serving reads', () => {
+  /** The console store over the test table, counting the rows its Queries read. */
+  function rowsCounted(): { c: ConsoleStore; rows: () => number } {
+    let n = 0;
+    const signed = {
+      ...db.table.signed,
+      query: async (input: Parameters<typeof db.table.signed.query>[0]) => {
+        const out = await db.table.signed.query(input);
+        n += out.ScannedCount ?? out.Items?.length ?? 0;
+        return out;
+      },
+    };
+    return { c: dynamoConsoleStore({ ...db.table, signed }), rows: () => n };
+  }
+  type Stored = Experiment & ConsoleRecord & { _rev: number };
+
+  it("controlConfig reads no Stopped experiment's row, however many: the listing, a read and the audit trail show them as before", async () => {
+    const c = db.stores.console;
+    const T = 'stopped-many';
+    const { ctx, a, b } = await twoDrafts(c, T);
+    const stopped: number[] = [];
+    for (let k = 0; k < 12; k++) {
+      const e = await createExperiment(c, { tenant: T }, fiftyFifty(ctx.id));
+      await updateExperiment(c, { tenant: T }, e.id, { status: 'Running' });
+      await updateExperiment(c, { tenant: T }, e.id, { status: 'Stopped' });
+      stopped.push(e.id);
+    }
+    await updateExperiment(c, { tenant: T }, a.id, { status: 'Running' });
+
+    // Serving's read: the context's marker, and the Draft and the Running experiment; no Stopped one.
+    const { c: counting, rows } = rowsCounted();
+    const cfg = await counting.controlConfig(T);
+    expect(cfg.experiments.map((e) => [e.id, e.status])).toEqual([
+      [a.id, 'Running'],
+      [b.id, 'Draft'],
+    ]);
+    expect(rows()).toBe(3);
+
+    // The control plane sees them all, as before: a read of one, the list, pages in id order both ways, a context's.
+    const one = (await c.get<Stored>(T, 'experiment', stopped[3] as number)) as Stored;
+    expect([one.status, typeof one.stopped_at, one._rev]).toEqual(['Stopped', 'number', 4]);
+    const all = [a.id, b.id, ...stopped];
+    expect((await c.list<Stored>(T, 'experiment')).map((e) => e.id)).toEqual(all);
+    const ids = (p: { rows: Stored[] }) => p.rows.map((e) => e.id);
+    const first = await c.page<Stored>(T, 'experiment', { limit: 5 });
+    expect([ids(first), first.hasMore]).toEqual([all.slice(0, 5), true]);
+    const next = await c.page<Stored>(T, 'experiment', { limit: 5, after: all[4] as number });
+    expect([ids(next), next.hasMore]).toEqual([all.slice(5, 10), true]);
+    const last = await c.page<Stored>(T, 'experiment', { limit: 5, after: all[9] as number });
+    expect([ids(last), last.hasMore]).toEqual([all.slice(10), false]);
+    const newest = await c.page<Stored>(T, 'experiment', { limit: 3, newestFirst: true, after: all[6] as number });
+    expect([ids(newest), newest.hasMore]).toEqual([all.slice(3, 6).reverse(), true]);
+    expect(ids(await c.page<Stored>(T, 'experiment', { limit: 20, where: { context_id: ctx.id } }))).toEqual(all);
+    const trail = await c.auditPage(T, `experiments/${stopped[0]}`, { limit: 10 });
+    expect(trail.rows.map((r) => [r.action, (r.after as { status?: string } | null)?.status])).toEqual([
+      ['update', 'Stopped'],
+      ['update', 'Running'],
+      ['create', 'Draft'],
+    ]);
+
+    // A Stopped one is still renamed where it is, and still final.
+    await updateExperiment(c, { tenant: T }, stopped[0] as number, { name: 'renamed after' });
+    expect((await c.get<Stored>(T, 'experiment', stopped[0] as number))?.name).toBe('renamed after');
+    await expect(updateExperiment(c, { tenant: T }, stopped[0] as number, { status: 'Running' })).rejects.toMatchObject({ message: `Experiment ${stopped[0]} is Stopped, which is final.` });
+    expect((await counting.controlConfig(T)).experiments.map((e) => e.id)).toEqual([a.id, b.id]);
+  });
+
+  it('an experiment Stopped in the control partition (before 2026-12-07) is left out of the config, listed as before, and moved out by a list', async () => {
+    const c = db.stores.console;
+    const T = 'stopped-before';
+    const { a, b } = await twoDrafts(c, T);
+    // B stopped as a writer of before stored it: in place.
+    const cur = (await c.get<Stored>(T, 'experiment', b.id)) as Stored;
+    await put(db.table, { ...ExperimentRecord.key({ tenant: T, id: b.id }), ...cur, status: 'Stopped', started_at: 1, stopped_at: 2, _rev: cur._rev + 2 });
+
+    expect((await c.controlConfig(T)).experiments.map((e) => e.id)).toEqual([a.id]);
+    expect((await c.get<Stored>(T, 'experiment', b.id))?.status).toBe('Stopped');
+    expect((await c.page<Stored>(T, 'experiment', { limit: 5 })).rows.map((e) => [e.id, e.status])).toEqual([
+      [a.id, 'Draft'],
+      [b.id, 'Stopped'],
+    ]);
+    // A list (a start's check of the others) moves it out.
+    expect((await c.list<Stored>(T, 'experiment')).map((e) => [e.id, e.status])).toEqual([
+      [a.id, 'Draft'],
+      [b.id, 'Stopped'],
+    ]);
+    const { c: counting, rows } = rowsCounted();
+    expect((await counting.controlConfig(T)).experiments.map((e) => e.id)).toEqual([a.id]);
+    expect(rows()).toBe(2);
+    expect((await c.get<Stored>(T, 'experiment', b.id))?.stopped_at).toBe(2);
+    expect((await c.page<Stored>(T, 'experiment', { limit: 5 })).rows.map((e) => e.id)).toEqual([a.id, b.id]);
   });
 });

@@ -518,6 +518,57 @@ describe('experiments', () => {
     expect(ok(await P('GET', `/api/experiments/${e.id}`))).toMatchObject({ status: 'Stopped', name: 'renamed' });
   });
 
+  it('Stopped experiments are listed among the others in id order, page by page, and each read and audited as before (out of what serving reads)', async () => {
+    const ctx = await context('stopped among others');
+    const ids: number[] = [];
+    for (let k = 0; k < 5; k++) ids.push(ok(await P('POST', '/api/experiments', { name: `e${k}`, context_id: ctx, variants }), 201).id);
+    // 0, 2 and 3 Stopped (each Running first, one at a time), 4 Running, 1 a Draft.
+    for (const k of [0, 2, 3, 4]) {
+      ok(await P('PATCH', `/api/experiments/${ids[k]}`, { status: 'Running' }));
+      if (k !== 4) ok(await P('PATCH', `/api/experiments/${ids[k]}`, { status: 'Stopped' }));
+    }
+    const status = ['Stopped', 'Draft', 'Stopped', 'Stopped', 'Running'];
+    const pages: [number, string][][] = [];
+    let after: string | null = null;
+    do {
+      const page = ok(await P('GET', `/api/experiments?contextId=${ctx}&limit=2${after ? `&starting_after=${after}` : ''}`));
+      pages.push(page.data.map((e: { id: number; status: string }) => [e.id, e.status]));
+      after = page.next_cursor;
+      expect(page.has_more).toBe(after !== null);
+    } while (after);
+    expect(pages).toEqual([
+      [
+        [ids[0], status[0]],
+        [ids[1], status[1]],
+      ],
+      [
+        [ids[2], status[2]],
+        [ids[3], status[3]],
+      ],
+      [[ids[4], status[4]]],
+    ]);
+    expect(ok(await P('GET', '/api/experiments?limit=100')).data.map((e: { id: number }) => e.id)).toEqual(expect.arrayContaining(ids));
+    const got = ok(await P('GET', `/api/experiments/${ids[2]}`));
+    expect(got).toMatchObject({
+      id: ids[2],
+      name: 'e2',
+      status: 'Stopped',
+      started_at: expect.any(Number),
+      stopped_at: expect.any(Number),
+      results: { variants: [{ name: 'control' }, { name: 'treatment' }] },
+    });
+    // Renamed where it is, with its entry on the trail after the stop's.
+    expect(ok(await P('PATCH', `/api/experiments/${ids[2]}`, { name: 'renamed' }))).toMatchObject({ id: ids[2], name: 'renamed', status: 'Stopped', stopped_at: got.stopped_at });
+    expect(
+      ok(await P('GET', `/api/audit?resource=experiments/${ids[2]}`)).data.map((x: { action: string; after: { status: string; name: string } }) => [x.action, x.after.status, x.after.name]),
+    ).toEqual([
+      ['update', 'Stopped', 'renamed'],
+      ['update', 'Stopped', 'e2'],
+      ['update', 'Running', 'e2'],
+      ['create', 'Draft', 'e2'],
+    ]);
+  });
+
   it('a Stopped experiment keeps the attribution window its requests were counted with: a change of it is 400, as one sent with the stop', async () => {
     const ctx = await context('exp-window');
     const e = ok(await P('POST', '/api/experiments', { name: 'w', context_id: ctx, variants, attribution_window_seconds: 3600 }), 201);
