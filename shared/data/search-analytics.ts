@@ -7,13 +7,14 @@ import { SEARCH_COUNTER_SHARDS, SearchCounters, SearchFold, SearchRequest } from
 import { prefixEnd } from './entity.ts';
 import { type Condition, nonZero } from './expressions.ts';
 import { GroupCommit } from './group-commit.ts';
-import { applied, countEventOnce, EVENTS_PER_REQUEST_MAX, getRow, isStored, putAll, queryPage, refine, remove, update, type QueryInput, type Row } from './ops.ts';
+import { applied, countEventOnce, EVENTS_PER_REQUEST_MAX, getRow, isStored, put, putAll, queryPage, refine, remove, update, WRITE_BATCH, type QueryInput, type Row } from './ops.ts';
 
 /*
  * Search analytics storage. A search writes one row, nothing more: by request_id (for
  * attribution) and in gsi1 by the second it was served, on a random one of SEARCH_COUNTER_SHARDS
  * shards; kept for the attribution window and a day. Concurrent searches of a container write
- * their rows together (GroupCommit: BatchWriteItem, 25 to a call). A search without results marks
+ * their rows together (GroupCommit: BatchWriteItem, 25 to a call; a search whose row fails fails
+ * alone, `writeSearchRows`). A search without results marks
  * its row (UpdateItem).
  *
  * The maintenance pass folds those rows into counters, a row per UTC day and normalised query, a
@@ -121,9 +122,37 @@ async function readAll(t: TableRef, inputs: QueryInput[], max: number, each: (ro
   return complete;
 }
 
+/**
+ * Writes a group of searches' rows, a BatchWriteItem of WRITE_BATCH rows at a time (as `putAll`),
+ * and answers each row's outcome: a batch that failed (one row DynamoDB refuses fails its whole
+ * BatchWriteItem, and the other batches' fate is not the group's) is written again row by row (a
+ * put is the same whenever repeated), so only a row that fails alone fails, and only its search's
+ * record (logged, as before). Until 2026-12-07 one failed write failed every search of the group,
+ * and the rows of its BatchWriteItem were not written.
+ */
+async function writeSearchRows(t: TableRef, group: readonly Row[]): Promise<PromiseSettledResult<void>[]> {
+  const outcomes: PromiseSettledResult<void>[] = group.map(() => ({ status: 'fulfilled', value: undefined }));
+  const all = group.map((_, k) => k);
+  const batches = Array.from({ length: Math.ceil(all.length / WRITE_BATCH) }, (_, i) => all.slice(i * WRITE_BATCH, (i + 1) * WRITE_BATCH));
+  await Promise.all(
+    batches.map((ks) =>
+      putAll(
+        t,
+        ks.map((k) => group[k] as Row),
+      ).catch(async () => {
+        const each = await Promise.allSettled(ks.map((k) => put(t, group[k] as Row)));
+        each.forEach((o, i) => {
+          outcomes[ks[i] as number] = o;
+        });
+      }),
+    ),
+  );
+  return outcomes;
+}
+
 /** What the search function needs: recording searches (its bundle carries no more). */
 export function dynamoSearchRecorder(t: TableRef): Pick<SearchLogStore, 'record' | 'noResults' | 'forget'> {
-  const rows = new GroupCommit<Row>((group) => putAll(t, group), GROUP_MAX);
+  const rows = new GroupCommit<Row>((group) => writeSearchRows(t, group), GROUP_MAX);
   return {
     record: (tenant, s) =>
       rows.add({

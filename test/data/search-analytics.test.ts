@@ -240,3 +240,18 @@ describe('a search that fails once recorded', () => {
     expect(byQuery.get('tent')?.searches ?? 0).toBe(0);
   });
 });
+
+describe('search analytics: searches written together', () => {
+  it('a search whose row DynamoDB refuses fails alone: the others of its group are written and answered', async () => {
+    const T = `group-${db.engine}`;
+    // A recorder of its own: its groups hold only these searches.
+    const recorder = dynamoSearchLogStore(db.table);
+    const search = (k: number, query = `q${k}`) => ({ requestId: `g${k}`, query, day: DAY1, servedAt: T0 + k });
+    // Past DynamoDB's 400 KB an item: refused, and with it (until 2026-12-07) its whole BatchWriteItem and group.
+    const tooLarge = 'x'.repeat(410_000);
+    // The first is written at once; those recorded while it is under way are written together, in one BatchWriteItem.
+    const outcomes = await Promise.allSettled(Array.from({ length: 10 }, (_, k) => recorder.record(T, k === 5 ? search(k, tooLarge) : search(k))));
+    expect(outcomes.map((o) => o.status)).toEqual(Array.from({ length: 10 }, (_, k) => (k === 5 ? 'rejected' : 'fulfilled')));
+    for (let k = 0; k < 10; k++) expect((await recorder.search(T, `g${k}`))?.query, `g${k}`).toBe(k === 5 ? undefined : `q${k}`);
+  });
+});
