@@ -53,6 +53,12 @@ const seenKeyOf = (tenant: string, e: Pending['e']): string => `${tenant}\u0000$
 const recorded = new Map<string, number>();
 const RECORDED_MAX = 100_000;
 
+/**
+ * A membership row's count of the requests other than the one that wrote it that found it there
+ * and were served on it (`firstSeen`; a failed one takes its mark back).
+ */
+const SHARED = 'shared';
+
 /** DeleteItems of an erasure's membership rows in flight at once. */
 const FORGET_CONCURRENCY = 16;
 
@@ -70,13 +76,14 @@ export function dynamoExposureStore(t: TableRef, opts: { eventsPerRequest?: numb
   };
 
   /**
-   * Whether the member's user is first seen in its experiment (their membership row written now);
-   * the row is written unless this container recorded the user already.
+   * Whether the member's user is first seen in its experiment (their membership row written now),
+   * and whether it marked the row as found there (SHARED); the row is written unless this
+   * container recorded the user already.
    */
-  async function firstSeen({ tenant, e }: Pending): Promise<boolean> {
+  async function firstSeen({ tenant, e }: Pending): Promise<{ created: boolean; marked: boolean }> {
     const seenKey = seenKeyOf(tenant, e);
     const seenAt = recorded.get(seenKey);
-    if (seenAt !== undefined && (e.erasedThrough === undefined || seenAt > e.erasedThrough)) return false;
+    if (seenAt !== undefined && (e.erasedThrough === undefined || seenAt > e.erasedThrough)) return { created: false, marked: false };
     // The user's first request in the experiment creates the row; only that one counts the user.
     // Served after the user's erasure ended, a row first served by its end (a request served
     // as it ran wrote it, and the erasure's sweep deletes it) is replaced: a new membership.
@@ -85,13 +92,31 @@ export function dynamoExposureStore(t: TableRef, opts: { eventsPerRequest?: numb
     // its marker could not be read the second before this request (see `attribute`).
     const through = e.erasedThrough === undefined ? undefined : Number.isFinite(e.erasedThrough) ? e.erasedThrough : (e.erasureBegan ?? e.servedAt - 1);
     const erasure = through !== undefined ? { erased_through: through } : {};
-    const row = { ...ExperimentUser.key({ tenant, experiment: e.experimentId, user_id: e.userId }), variant: e.variant, first_served_at: e.servedAt, ...erasure };
-    const created = await applied(() => put(t, row, ended === undefined ? isNew : (x) => x.or(isNew(x), x.cmp('first_served_at', '<=', ended))));
+    const key = ExperimentUser.key({ tenant, experiment: e.experimentId, user_id: e.userId });
+    const row = { ...key, variant: e.variant, first_served_at: e.servedAt, ...erasure };
+    const creates = () => applied(() => put(t, row, ended === undefined ? isNew : (x) => x.or(isNew(x), x.cmp('first_served_at', '<=', ended))));
+    let created = await creates();
+    // The row was there: this request relies on it, and marks it (SHARED), so that the take-back of
+    // the request that wrote it, failing in another container, leaves it (`write`). Gone before the
+    // mark (taken back meanwhile): written now, as this request's own. A mark that failed otherwise
+    // (refused for load) leaves the request served all the same, unmarked, as before. Until
+    // 2026-12-07 such a take-back deleted the row, and the user, served here, was counted nowhere.
+    let marked = false;
+    if (!created) {
+      let gone = false;
+      try {
+        marked = await applied(() => update(t, key, { add: { [SHARED]: 1 } }, { when: isStored }));
+        gone = !marked;
+      } catch {
+        // Refused for load, or no answer: unmarked.
+      }
+      if (gone) created = await creates();
+    }
     if (recorded.size >= RECORDED_MAX) recorded.clear();
     // Not when the erasure's end was unknown (Infinity: it runs, or its marker could not be
     // read): the write could not replace a row first served by that end.
     if (e.erasedThrough !== Number.POSITIVE_INFINITY) recorded.set(seenKey, Math.max(seenAt ?? 0, e.servedAt));
-    return created;
+    return { created, marked };
   }
 
   /**
@@ -118,7 +143,8 @@ export function dynamoExposureStore(t: TableRef, opts: { eventsPerRequest?: numb
       group.map((_, k) => k),
       seen,
     );
-    const created = seen.map((s) => s.status === 'fulfilled' && s.value);
+    const created = seen.map((s) => s.status === 'fulfilled' && s.value.created);
+    const marked = seen.map((s) => s.status === 'fulfilled' && s.value.marked);
 
     const rowOf = (k: number) => {
       const { tenant, e } = group[k] as Pending;
@@ -205,14 +231,30 @@ export function dynamoExposureStore(t: TableRef, opts: { eventsPerRequest?: numb
         } else await addFor([k], -1).catch(() => kept.add(k));
       }),
     );
+    // Failed requests that found a row take their marks back (they rely on it no more), before the
+    // rows are deleted. A row another request (another container's) served on it marks stays,
+    // and its user, not in the totals by the failed request that wrote it, is counted for that one.
+    await Promise.all(
+      failed.map(async (k) => {
+        if (!marked[k]) return;
+        const { tenant, e } = group[k] as Pending;
+        await applied(() => update(t, ExperimentUser.key({ tenant, experiment: e.experimentId, user_id: e.userId }), { add: { [SHARED]: -1 } }, { when: isStored })).catch(() => undefined);
+      }),
+    );
     await Promise.all(
       failed.map(async (k) => {
         if (!created[k] || kept.has(k)) return;
         const { tenant, e } = group[k] as Pending;
         recorded.delete(seenKeyOf(tenant, e));
-        await applied(() =>
-          remove(t, ExperimentUser.key({ tenant, experiment: e.experimentId, user_id: e.userId }), (x) => x.and(x.eq('first_served_at', e.servedAt), x.eq('variant', e.variant))),
-        ).catch(() => undefined);
+        const key = ExperimentUser.key({ tenant, experiment: e.experimentId, user_id: e.userId });
+        try {
+          const unshared: Condition = (x) => x.or(x.absent(SHARED), x.cmp(SHARED, '<=', 0));
+          if (await applied(() => remove(t, key, (x) => x.and(x.eq('first_served_at', e.servedAt), x.eq('variant', e.variant), unshared(x))))) return;
+          const row = await getRow(t, key, { consistent: true });
+          if (row?.first_served_at === e.servedAt && row.variant === e.variant && Number(row[SHARED]) > 0) await add(tenant, e.experimentId, e.variant, { users: 1 });
+        } catch {
+          // Left as it is (a take-back that failed: see above).
+        }
       }),
     );
     return group.map((_, k) => (failures.has(k) ? { status: 'rejected', reason: failures.get(k) } : { status: 'fulfilled', value: undefined }));

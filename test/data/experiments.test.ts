@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ExperimentUser, Exposure } from '../../shared/data/entities.ts';
 import { dynamoExposureStore } from '../../shared/data/experiments.ts';
 import type { ExposureRecord } from '../../shared/control/exposures.ts';
@@ -119,6 +119,49 @@ describe('experiment exposures', () => {
     expect(await getRow(db.table, ExperimentUser.key({ tenant: 'ge', experiment: 5, user_id: 'w' }))).toBeDefined();
     const x = (await store.totals('ge', 5)).get(0);
     expect({ requests: x?.requests, users: x?.users }).toEqual({ requests: 2, users: 2 });
+  });
+
+  it("a failed request's membership row that another container's served request of the user found (and relies on) stays, with the user counted", async () => {
+    // Container A's totals fail (not for load: not added again) once container B has served the same user on the row A's request wrote.
+    // B: the module loaded again, as in another container (users it recorded are its own).
+    vi.resetModules();
+    const elsewhere = (await import('../../shared/data/experiments.ts')).dynamoExposureStore(db.table);
+    const now = Math.floor(Date.now() / 1000);
+    const served = (store: ReturnType<typeof dynamoExposureStore>, requestId: string) =>
+      store.recordExposure('gx', { requestId, experimentId: 5, variant: 0, userId: 'w', servedAt: now, windowSeconds: 600 });
+    let meanwhile: Promise<void> | undefined;
+    const table = interceptSigned<{ Key: Record<string, { S?: string }> }>(db.table, 'updateItem', async (params, call) => {
+      if (meanwhile || !String(params.Key.pk?.S).includes('TENANT#gx#EXPAGG#5#')) return call();
+      meanwhile = served(elsewhere, 'in-b');
+      await meanwhile;
+      throw Object.assign(new Error('internal'), { name: 'InternalServerError' });
+    });
+    await expect(served(dynamoExposureStore(table), 'in-a')).rejects.toMatchObject({ name: 'InternalServerError' });
+    await meanwhile;
+    expect(await dynamoExposureStore(db.table).exposure('gx', 'in-b')).toBeDefined();
+    // Until 2026-12-07 A's take-back deleted the row B's request relied on: the user, served, counted nowhere (nor their conversions).
+    expect(await getRow(db.table, ExperimentUser.key({ tenant: 'gx', experiment: 5, user_id: 'w' }), { consistent: true })).toMatchObject({ first_served_at: now });
+    const x = (await elsewhere.totals('gx', 5)).get(0);
+    expect({ requests: x?.requests, users: x?.users }).toEqual({ requests: 1, users: 1 });
+  });
+
+  it('two failed requests of one user in a group, one of which wrote the membership row and the other marked it found, leave no row and no user', async () => {
+    const throttled = () => Object.assign(new Error('throttled'), { name: 'ProvisionedThroughputExceededException' });
+    // Fails the exposure rows of both requests of user w (their batch too).
+    const doc: TableRef['doc'] = Object.create(db.table.doc);
+    doc.send = ((cmd: { input: { Item?: Record<string, unknown> } }) =>
+      /EXPREQ#w-[12]$/.test(String(cmd.input.Item?.pk ?? '')) ? Promise.reject(throttled()) : db.table.doc.send(cmd as never)) as TableRef['doc']['send'];
+    const table = interceptSigned({ ...db.table, doc }, 'batchWriteItem', async () => {
+      throw throttled();
+    });
+    const store = dynamoExposureStore(table);
+    const now = Math.floor(Date.now() / 1000);
+    const served = (requestId: string, userId: string) => store.recordExposure('gy', { requestId, experimentId: 5, variant: 0, userId, servedAt: now, windowSeconds: 600 });
+    const outcomes = await Promise.allSettled([served('first', 'u0'), served('w-1', 'w'), served('w-2', 'w')]);
+    expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'rejected']);
+    expect(await getRow(db.table, ExperimentUser.key({ tenant: 'gy', experiment: 5, user_id: 'w' }), { consistent: true })).toBeUndefined();
+    const x = (await store.totals('gy', 5)).get(0);
+    expect({ requests: x?.requests, users: x?.users }).toEqual({ requests: 1, users: 1 });
   });
 
   it('a failed batch of exposure rows is written again row by row alone, not the batches of the group stored', async () => {
