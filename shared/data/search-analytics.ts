@@ -7,7 +7,7 @@ import { SEARCH_COUNTER_SHARDS, SearchCounters, SearchFold, SearchRequest } from
 import { prefixEnd } from './entity.ts';
 import { type Condition, nonZero } from './expressions.ts';
 import { GroupCommit } from './group-commit.ts';
-import { applied, countEventOnce, EVENTS_PER_REQUEST_MAX, getRow, isStored, put, putAll, queryPage, refine, remove, update, WRITE_BATCH, type QueryInput, type Row } from './ops.ts';
+import { applied, countEventOnce, EVENTS_PER_REQUEST_MAX, getRow, isStored, putAll, queryPage, refine, remove, update, WRITE_BATCH, type QueryInput, type Row } from './ops.ts';
 
 /*
  * Search analytics storage. A search writes one row, nothing more: by request_id (for
@@ -140,7 +140,8 @@ async function writeSearchRows(t: TableRef, group: readonly Row[]): Promise<Prom
         t,
         ks.map((k) => group[k] as Row),
       ).catch(async () => {
-        const each = await Promise.allSettled(ks.map((k) => put(t, group[k] as Row)));
+        // A BatchWriteItem of one row each: the search function's grant (`searchLog`: BatchWriteItem, no PutItem).
+        const each = await Promise.allSettled(ks.map((k) => putAll(t, [group[k] as Row])));
         each.forEach((o, i) => {
           outcomes[ks[i] as number] = o;
         });
