@@ -26,6 +26,9 @@ export interface LocalDynamo {
   close(): Promise<void>;
 }
 
+/** How long a closing dynalite thread has to close its server before it is ended. */
+export const DYNALITE_CLOSE_TIMEOUT_MS = 10_000;
+
 /** The dynalite thread of this process's local stack, which its handler threads connect to. */
 let running: { endpoint: string; connect(): MessagePort } | undefined;
 
@@ -50,7 +53,7 @@ export interface QueryCacheStats {
  * reach it over MessagePorts (`connectLocalDynamo`, dynamo-port.ts).
  */
 export async function startDynaliteThread(
-  opts: { path?: string; port?: number; onStopped?: (reason: string) => void } = {},
+  opts: { path?: string; port?: number; onStopped?: (reason: string) => void; closeTimeoutMs?: number } = {},
 ): Promise<LocalDynamo & { openIterators(): Promise<number>; queryCache(): Promise<QueryCacheStats> }> {
   // Its young generation as the API threads' (young-generation.ts): the database's collections
   // pause every request waiting on it.
@@ -74,6 +77,8 @@ export async function startDynaliteThread(
     };
     worker.on('message', first);
     worker.once('error', reject);
+    // A thread that ends without an error (its code exiting) never says its port.
+    worker.once('exit', (code) => reject(new Error(`the local database thread ended before it listened (exit code ${code})`)));
   });
   /** The next message of the thread that has `key`. */
   const reply = <T>(key: string, message: unknown) =>
@@ -103,8 +108,21 @@ export async function startDynaliteThread(
     close: async () => {
       closing = true;
       if (running === self) running = undefined;
-      // A thread that stopped on its own answers nothing.
-      if (!stopped) await reply('closed', 'close');
+      // A thread that stopped on its own answers nothing. One whose server does not close (a
+      // connection with a request still arriving: dynalite's server.close waits for it) is ended
+      // after the time limit: until 2026-12-07 this waited for its `closed` for good, and a start
+      // that failed (which runs this too) held the process, and the data folder's next start.
+      if (!stopped) {
+        const limit = opts.closeTimeoutMs ?? DYNALITE_CLOSE_TIMEOUT_MS;
+        let timer: NodeJS.Timeout | undefined;
+        const late = new Promise<'late'>((resolve) => {
+          timer = setTimeout(() => resolve('late'), limit);
+        });
+        const answered = await Promise.race([reply('closed', 'close'), late]).finally(() => clearTimeout(timer));
+        if (answered === 'late') {
+          console.error(JSON.stringify({ level: 'WARN', message: `local DynamoDB: its thread did not close within ${limit} ms (a request still open?); it was ended` }));
+        }
+      }
       await worker.terminate();
     },
   };
