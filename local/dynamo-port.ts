@@ -1,7 +1,10 @@
 import type { MessagePort } from 'node:worker_threads';
-import type { HttpRequest, HttpResponse } from '@smithy/types';
+import type { HttpHandlerOptions, HttpRequest, HttpResponse } from '@smithy/types';
 import { dropLocalTransport, useLocalTransport, type LocalTransport } from '../shared/data/client.ts';
 import { deniedCall } from './grants.ts';
+
+/** How long a request waits for the dynalite thread's answer before it fails as timed out (and the SDK retries it). */
+export const PORT_REQUEST_TIMEOUT_MS = 30_000;
 
 type Reply = { id: number; status: number; headers: Record<string, string>; body: string } | { id: number; error: string };
 
@@ -13,33 +16,52 @@ type Reply = { id: number; status: number; headers: Record<string, string>; body
  * serialisation, signing, retries and error mapping run as they do against DynamoDB.
  */
 export class PortHttpHandler implements LocalTransport {
-  private readonly pending = new Map<number, { resolve: (r: { response: HttpResponse }) => void; reject: (e: Error) => void }>();
+  private readonly pending = new Map<number, { resolve: (r: { response: HttpResponse }) => void; reject: (e: Error) => void; settle: () => void }>();
   private next = 0;
   private closed = false;
+  private readonly timeoutMs: number;
 
-  constructor(private readonly port: MessagePort) {
+  constructor(
+    private readonly port: MessagePort,
+    opts: { timeoutMs?: number } = {},
+  ) {
+    this.timeoutMs = opts.timeoutMs ?? PORT_REQUEST_TIMEOUT_MS;
     port.on('message', (m: Reply) => {
-      const p = this.pending.get(m.id);
+      const p = this.take(m.id);
       if (!p) return;
-      this.pending.delete(m.id);
-      if (this.pending.size === 0) port.unref();
       if ('error' in m) p.reject(new Error(`local DynamoDB: ${m.error}`));
       else p.resolve({ response: { statusCode: m.status, headers: m.headers, body: Buffer.from(m.body) } });
     });
     port.on('close', () => {
       this.closed = true;
-      for (const p of this.pending.values()) p.reject(new Error('local DynamoDB: the connection closed'));
-      this.pending.clear();
+      for (const id of [...this.pending.keys()]) this.take(id)?.reject(new Error('local DynamoDB: the connection closed'));
     });
     port.unref();
   }
 
+  /** The request `id` waits no more (answered, timed out or aborted): its waiter, if it still waited. */
+  private take(id: number) {
+    const p = this.pending.get(id);
+    if (!p) return undefined;
+    this.pending.delete(id);
+    p.settle();
+    if (this.pending.size === 0) this.port.unref();
+    return p;
+  }
+
   /**
-   * No abort signal is honoured here (a request's deadline gives one: shared/data/client.ts and
-   * signed.ts): the stand-in answers within milliseconds, and a call past the deadline is refused before it is sent.
+   * A request the thread does not answer within `timeoutMs` fails as a `TimeoutError` (which the
+   * SDK retries, as it retries a socket's timeout); one whose abort signal fires (a request's
+   * deadline: shared/data/client.ts and signed.ts) fails then as an `AbortError`, as
+   * NodeHttpHandler's does. A late answer is dropped. Until 2026-12-07 neither was honoured: a
+   * thread that never answered held its caller, and the SDK's retries, for good.
    */
-  handle(request: HttpRequest): Promise<{ response: HttpResponse }> {
+  handle(request: HttpRequest, options?: HttpHandlerOptions): Promise<{ response: HttpResponse }> {
     if (this.closed) return Promise.reject(new Error('local DynamoDB: the connection closed'));
+    // The SDK's signals are the platform's (cutAtDeadline's AbortSignal.any); an older kind, with only `onabort`, is not watched.
+    const given = options?.abortSignal;
+    const signal = given instanceof AbortSignal ? given : undefined;
+    if (given?.aborted) return Promise.reject(aborted());
     const query = Object.entries(request.query ?? {}).flatMap(([k, v]) =>
       (Array.isArray(v) ? v : [v]).map((x) => (x === null ? encodeURIComponent(k) : `${encodeURIComponent(k)}=${encodeURIComponent(x)}`)),
     );
@@ -51,7 +73,14 @@ export class PortHttpHandler implements LocalTransport {
     if (denied) return Promise.resolve(denied);
     return new Promise((resolve, reject) => {
       const id = this.next++;
-      this.pending.set(id, { resolve, reject });
+      const timer = setTimeout(() => this.take(id)?.reject(timedOut(this.timeoutMs)), this.timeoutMs);
+      const onAbort = () => this.take(id)?.reject(aborted());
+      signal?.addEventListener('abort', onAbort, { once: true });
+      const settle = () => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+      };
+      this.pending.set(id, { resolve, reject, settle });
       this.port.ref();
       this.port.postMessage({ id, method: request.method, path: request.path + (query.length ? `?${query.join('&')}` : ''), headers, body });
     });
@@ -65,6 +94,18 @@ export class PortHttpHandler implements LocalTransport {
   }
 
   destroy(): void {}
+}
+
+function timedOut(ms: number): Error {
+  const e = new Error(`local DynamoDB: no answer within ${ms} ms`);
+  e.name = 'TimeoutError';
+  return e;
+}
+
+function aborted(): Error {
+  const e = new Error('local DynamoDB: the request was aborted');
+  e.name = 'AbortError';
+  return e;
 }
 
 /**

@@ -1,6 +1,10 @@
 import { connect } from 'node:net';
+import { MessageChannel } from 'node:worker_threads';
+import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
+import type { HttpRequest } from '@smithy/types';
 import { describe, expect, it, vi } from 'vitest';
 import { startDynaliteThread } from '../../local/dynamo.ts';
+import { PortHttpHandler } from '../../local/dynamo-port.ts';
 
 /** `p`'s outcome, or 'no answer' when it has none within `ms`. */
 const within = <T>(p: Promise<T>, ms: number): Promise<T | 'no answer'> => Promise.race([p, new Promise<'no answer'>((resolve) => setTimeout(() => resolve('no answer'), ms))]);
@@ -22,6 +26,87 @@ describe('the local stack never waits for good on a thread that does not answer'
     } finally {
       errors.mockRestore();
       socket.destroy();
+    }
+  });
+});
+
+describe('a local DynamoDB request over a port the thread does not answer', () => {
+  const getItem = (): HttpRequest => ({
+    method: 'POST',
+    protocol: 'http:',
+    hostname: '127.0.0.1',
+    path: '/',
+    query: {},
+    headers: { 'x-amz-target': 'DynamoDB_20120810.GetItem', 'content-type': 'application/x-amz-json-1.0' },
+    body: '{"TableName":"t","Key":{"pk":{"S":"a"},"sk":{"S":"b"}}}',
+  });
+
+  it('fails as timed out after its time limit (until 2026-12-07 it waited for good), and a late answer is dropped', async () => {
+    const { port1, port2 } = new MessageChannel();
+    const asked: { id: number }[] = [];
+    port2.on('message', (m: { id: number }) => asked.push(m));
+    const handler = new PortHttpHandler(port1, { timeoutMs: 200 });
+    try {
+      const failure = await within(
+        handler.handle(getItem()).then(
+          () => 'answered',
+          (e: unknown) => e,
+        ),
+        5000,
+      );
+      expect(failure).toBeInstanceOf(Error);
+      expect(failure).toMatchObject({ name: 'TimeoutError', message: 'local DynamoDB: no answer within 200 ms' });
+      expect(asked).toHaveLength(1);
+      // Its answer, come too late, goes to no one (nor to the next request).
+      port2.postMessage({ id: asked[0]?.id, status: 200, headers: {}, body: '{}' });
+      const next = handler.handle(getItem());
+      await vi.waitFor(() => expect(asked).toHaveLength(2));
+      port2.postMessage({ id: asked[1]?.id, status: 200, headers: {}, body: '{"Item":{}}' });
+      expect(Buffer.from((await next).response.body as Uint8Array).toString()).toBe('{"Item":{}}');
+    } finally {
+      port1.close();
+    }
+  });
+
+  it("lets the SDK's retries go on: an attempt not answered is sent again", async () => {
+    const { port1, port2 } = new MessageChannel();
+    let attempts = 0;
+    // The first attempt is never answered; the second is.
+    port2.on('message', (m: { id: number }) => {
+      attempts += 1;
+      if (attempts > 1) port2.postMessage({ id: m.id, status: 200, headers: { 'content-type': 'application/x-amz-json-1.0' }, body: '{"Item":{"pk":{"S":"a"}}}' });
+    });
+    const client = new DynamoDBClient({
+      endpoint: 'http://127.0.0.1:1',
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+      requestHandler: new PortHttpHandler(port1, { timeoutMs: 200 }),
+    });
+    try {
+      const got = await within(client.send(new GetItemCommand({ TableName: 't', Key: { pk: { S: 'a' }, sk: { S: 'b' } } })), 5000);
+      expect(got).toMatchObject({ Item: { pk: { S: 'a' } } });
+      expect(attempts).toBe(2);
+    } finally {
+      client.destroy();
+      port1.close();
+    }
+  });
+
+  it('fails at once as aborted when its abort signal fires (a request deadline), as a socket request does', async () => {
+    const { port1 } = new MessageChannel();
+    const handler = new PortHttpHandler(port1);
+    try {
+      const abort = new AbortController();
+      const call = handler.handle(getItem(), { abortSignal: abort.signal }).then(
+        () => 'answered',
+        (e: unknown) => e,
+      );
+      setTimeout(() => abort.abort(), 50);
+      expect(await within(call, 2000)).toMatchObject({ name: 'AbortError' });
+      // Already aborted: not sent.
+      await expect(handler.handle(getItem(), { abortSignal: abort.signal })).rejects.toMatchObject({ name: 'AbortError' });
+    } finally {
+      port1.close();
     }
   });
 });
