@@ -6,6 +6,9 @@ import { grantsEnforced } from './grants.ts';
 import type { SqsHandler } from './queue.ts';
 import { answerQueueCall } from './thread-queue.ts';
 
+/** How long a handler thread has to load its modules and say `ready` before it is ended (its start fails). */
+export const HANDLER_READY_TIMEOUT_MS = 60_000;
+
 /** What a handler thread posts back: once `ready`, then one `result` per invocation id. */
 export type FromHandlerThread = { type: 'ready' } | { type: 'result'; id: number; ok: boolean; value?: unknown; error?: string };
 
@@ -28,7 +31,7 @@ export interface HandlerThread<Req, Res> {
  */
 export async function startHandlerThread<Req extends object, Res>(
   workerData: Record<string, unknown>,
-  opts: { unrefWhenIdle?: boolean; onOther?: (message: { type?: string }, worker: Worker) => void; youngGenerationMb?: number } = {},
+  opts: { unrefWhenIdle?: boolean; onOther?: (message: { type?: string }, worker: Worker) => void; youngGenerationMb?: number; readyTimeoutMs?: number } = {},
 ): Promise<HandlerThread<Req, Res>> {
   // The thread reaches the stack's dynalite over a port of its own, as the main thread does.
   const dynamo = connectLocalDynamo();
@@ -41,10 +44,21 @@ export async function startHandlerThread<Req extends object, Res>(
   if (opts.unrefWhenIdle) worker.unref();
   const pending = new Map<number, { resolve: (r: Res) => void; reject: (e: Error) => void }>();
   let next = 0;
+  const readyLimit = opts.readyTimeoutMs ?? HANDLER_READY_TIMEOUT_MS;
+  let readyTimer: NodeJS.Timeout | undefined;
   await new Promise<void>((resolve, reject) => {
     worker.once('error', reject);
     // A thread whose code ends it (process.exit in a module it loads) without an error never says ready.
     worker.once('exit', (code) => reject(new Error(`the handler thread ended before it was ready (exit code ${code})`)));
+    // One whose modules never finish loading (a call at import that is never answered) is ended at
+    // the time limit: until 2026-12-07 its start waited for `ready` for good, and so did the stack's.
+    readyTimer = setTimeout(() => {
+      const name = typeof workerData.name === 'string' ? workerData.name : 'handler';
+      const message = `the ${name} thread did not say ready within ${readyLimit} ms; it was ended`;
+      console.error(JSON.stringify({ level: 'ERROR', message }));
+      reject(new Error(message));
+      void worker.terminate();
+    }, readyLimit);
     worker.on('message', (m: FromHandlerThread | { type?: string }) => {
       if (m.type === 'ready') return resolve();
       if (m.type !== 'result') return opts.onOther?.(m, worker);
@@ -55,7 +69,7 @@ export async function startHandlerThread<Req extends object, Res>(
       else p?.reject(new Error(r.error));
       if (opts.unrefWhenIdle && pending.size === 0) worker.unref();
     });
-  });
+  }).finally(() => clearTimeout(readyTimer));
   // Failed, or ended (closed, or its code exited): what it had not answered never will be.
   const failPending = (e: Error) => {
     for (const p of pending.values()) p.reject(e);

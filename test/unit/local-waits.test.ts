@@ -5,6 +5,7 @@ import type { HttpRequest } from '@smithy/types';
 import { describe, expect, it, vi } from 'vitest';
 import { startDynaliteThread } from '../../local/dynamo.ts';
 import { PortHttpHandler } from '../../local/dynamo-port.ts';
+import { startHandlerThread } from '../../local/threaded-handler.ts';
 
 /** `p`'s outcome, or 'no answer' when it has none within `ms`. */
 const within = <T>(p: Promise<T>, ms: number): Promise<T | 'no answer'> => Promise.race([p, new Promise<'no answer'>((resolve) => setTimeout(() => resolve('no answer'), ms))]);
@@ -107,6 +108,28 @@ describe('a local DynamoDB request over a port the thread does not answer', () =
       await expect(handler.handle(getItem(), { abortSignal: abort.signal })).rejects.toMatchObject({ name: 'AbortError' });
     } finally {
       port1.close();
+    }
+  });
+});
+
+describe('a handler thread that never says ready', () => {
+  it('fails its start after the time limit, says so, and ends the thread (until 2026-12-07 the start waited for good; the limit leaves the thread time to post its loading)', async () => {
+    const exited: number[] = [];
+    const errors = vi.spyOn(console, 'error').mockImplementation(() => undefined);
+    try {
+      const started = startHandlerThread(
+        { entry: '../test/helpers/never-ready-thread.ts', name: 'never-ready' },
+        // The thread, watched for its end once it says it is loading.
+        { readyTimeoutMs: 2000, onOther: (_m, worker) => worker.once('exit', (code: number) => exited.push(code)) },
+      ).then(
+        () => 'started',
+        (e: unknown) => e,
+      );
+      expect(await within(started, 10_000)).toMatchObject({ message: 'the never-ready thread did not say ready within 2000 ms; it was ended' });
+      await vi.waitFor(() => expect(exited).toHaveLength(1));
+      expect(errors.mock.calls.flat().join('\n')).toMatch(/never-ready thread did not say ready within 2000 ms/);
+    } finally {
+      errors.mockRestore();
     }
   });
 });
