@@ -148,20 +148,53 @@ export async function startLocalStack(opts: StackOptions): Promise<LocalStack> {
     throw unwritableDataDir(dataDir, e);
   }
   const release = lockDataDir(dataDir);
-  const undo: (() => unknown)[] = [release];
+  // Its settings leave process.env once it closed (or failed to start), as they were before it.
+  const releaseEnv = holdStackEnv();
+  const undo: (() => unknown)[] = [releaseEnv, release];
   try {
     const stack = await startStack(opts, dataDir, undo);
     return {
       ...stack,
       close: async () => {
-        await stack.close();
-        release();
+        try {
+          await stack.close();
+          release();
+        } finally {
+          releaseEnv();
+        }
       },
     };
   } catch (e) {
     for (const step of undo.reverse()) await Promise.resolve(step()).catch(() => undefined);
     throw e;
   }
+}
+
+/** Stacks of this process holding process.env (`holdStackEnv`) and not released yet, and process.env as it was before the first. */
+let envHeld = 0;
+let envBefore: NodeJS.ProcessEnv | undefined;
+
+/**
+ * A local stack's start writes its settings into process.env (its table, database endpoint, key
+ * files, issuer, and the `env` it was given); left there after its close, a later stack of the
+ * same process, or a server it spawns (which inherits process.env), started with the settings of
+ * one stopped before (LOCAL_API_THREADS, a retry delay, a closed database's endpoint). Called as
+ * a stack starts (startLocalStack does); the function it answers, once the stack closed (or failed
+ * to start), puts process.env back as it was when the first stack still running started (the
+ * test stacks did so since 35a6d201; until 2026-12-07 a stack started otherwise left them).
+ */
+export function holdStackEnv(): () => void {
+  if (envHeld++ === 0) envBefore = { ...process.env };
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    if (--envHeld > 0 || !envBefore) return;
+    const before = envBefore;
+    envBefore = undefined;
+    for (const k of Object.keys(process.env)) if (!(k in before)) delete process.env[k];
+    for (const [k, v] of Object.entries(before)) if (process.env[k] !== v) process.env[k] = v;
+  };
 }
 
 async function startStack(opts: StackOptions, dataDir: string, undo: (() => unknown)[]): Promise<LocalStack> {

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'vitest';
-import { startLocalStack, type Credentials, type LocalStack } from '../../local/stack.ts';
+import { holdStackEnv, startLocalStack, type Credentials, type LocalStack } from '../../local/stack.ts';
 import { recordExchange } from '../contract/recorder.ts';
 
 export interface Api {
@@ -78,45 +78,15 @@ export interface TestStack {
   stop(opts?: { keepData?: boolean }): Promise<void>;
 }
 
-/** Stacks of this process started through `holdStackEnv` and not released yet, and process.env as it was before the first. */
-let held = 0;
-let envBefore: NodeJS.ProcessEnv | undefined;
-
-/**
- * A local stack's start writes its settings into process.env (local/stack.ts: its table, database
- * endpoint, key files, issuer, and the `env` it was given) and its close leaves them there: a later
- * stack of the same test file, or a server it spawns (which inherits process.env), started with
- * the settings of one stopped before (LOCAL_API_THREADS, a retry delay, a closed database's
- * endpoint). Call before a stack starts; the function it answers, once the stack closed (or failed
- * to start), puts process.env back as it was when the first stack still running started.
- */
-export function holdStackEnv(): () => void {
-  if (held++ === 0) envBefore = { ...process.env };
-  let released = false;
-  return () => {
-    if (released) return;
-    released = true;
-    if (--held > 0 || !envBefore) return;
-    const before = envBefore;
-    envBefore = undefined;
-    for (const k of Object.keys(process.env)) if (!(k in before)) delete process.env[k];
-    for (const [k, v] of Object.entries(before)) if (process.env[k] !== v) process.env[k] = v;
-  };
-}
+/** Kept for the tests that called it: a local stack's start now holds process.env itself (local/stack.ts). */
+export { holdStackEnv };
 
 /**
  * Starts the real local stack (dynalite + handlers + HTTP) on a spare port in a fresh data
- * directory. Its settings leave process.env once it stopped (`holdStackEnv`).
+ * directory. Its settings leave process.env once it stopped (local/stack.ts `holdStackEnv`).
  */
 export async function startTestStack(env: Record<string, string> = {}, dataDir = mkdtempSync(join(tmpdir(), 'recsearch-test-'))): Promise<TestStack> {
-  const release = holdStackEnv();
-  let stack: LocalStack;
-  try {
-    stack = await startLocalStack({ dataDir, port: 0, env, recordSentMessages: true });
-  } catch (e) {
-    release();
-    throw e;
-  }
+  const stack = await startLocalStack({ dataDir, port: 0, env, recordSentMessages: true });
   const base = `http://127.0.0.1:${stack.port}`;
   return {
     stack,
@@ -124,11 +94,7 @@ export async function startTestStack(env: Record<string, string> = {}, dataDir =
     dataDir,
     demo: new TenantClient(base, stack.credentials),
     stop: async (o = {}) => {
-      try {
-        await stack.close();
-      } finally {
-        release();
-      }
+      await stack.close();
       if (!o.keepData) rmSync(dataDir, { recursive: true, force: true });
     },
   };
