@@ -25,7 +25,7 @@ export interface ApiPool {
  * Each thread keeps its own caches (index, models), as each container does.
  */
 export async function startApiPool(size: number, modules: string[]): Promise<ApiPool> {
-  const threads = await Promise.all(
+  const starts = await Promise.allSettled(
     Array.from({ length: size }, (_, n) =>
       startHandlerThread<{ module: string; event: HttpEvent }, ApiThreadResult>(
         { entry: './api-thread.ts', modules, name: `api-${n}` },
@@ -33,6 +33,14 @@ export async function startApiPool(size: number, modules: string[]): Promise<Api
       ),
     ),
   );
+  const threads = starts.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
+  const failed = starts.find((s) => s.status === 'rejected');
+  if (failed) {
+    // The threads that did start are ended with it: until 2026-12-07 they ran on, unreachable,
+    // and kept the process alive after its start failed.
+    await Promise.all(threads.map((t) => t.close()));
+    throw failed.reason;
+  }
   let turn = 0;
   return {
     handler:

@@ -1,8 +1,9 @@
 import { connect } from 'node:net';
-import { MessageChannel } from 'node:worker_threads';
+import { BroadcastChannel, MessageChannel } from 'node:worker_threads';
 import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import type { HttpRequest } from '@smithy/types';
 import { describe, expect, it, vi } from 'vitest';
+import { startApiPool } from '../../local/api-pool.ts';
 import { startDynaliteThread } from '../../local/dynamo.ts';
 import { PortHttpHandler } from '../../local/dynamo-port.ts';
 import { startHandlerThread } from '../../local/threaded-handler.ts';
@@ -130,6 +131,24 @@ describe('a handler thread that never says ready', () => {
       expect(errors.mock.calls.flat().join('\n')).toMatch(/never-ready thread did not say ready within 2000 ms/);
     } finally {
       errors.mockRestore();
+    }
+  });
+});
+
+describe('an API pool whose start fails in one of its threads', () => {
+  it('ends the threads that did start (until 2026-12-07 they ran on, unreachable, and kept the process alive)', async () => {
+    const channel = new BroadcastChannel('api-pool-test');
+    const pongs: string[] = [];
+    channel.onmessage = (m) => pongs.push(String((m as MessageEvent).data));
+    try {
+      await expect(startApiPool(2, ['../test/helpers/api-fails-in-api-1'])).rejects.toThrow(/does not load in api-1/);
+      // Asked for 2 s (a thread left running may still be loading its modules).
+      const pinging = setInterval(() => channel.postMessage('ping'), 100);
+      await new Promise((resolve) => setTimeout(resolve, 2000));
+      clearInterval(pinging);
+      expect(pongs).toEqual([]);
+    } finally {
+      channel.close();
     }
   });
 });
