@@ -9,6 +9,7 @@ import type { HttpEvent } from '../shared/http/types.ts';
 import { lambdaContext, tenantOf } from './http-adapter.ts';
 import { asFunction } from './grants.ts';
 import { useMainThreadQueue } from './thread-queue.ts';
+import { useMainThreadSpawner } from './task-spawn.ts';
 import { loadHandler } from './server.ts';
 import type { ApiThreadResult, ToApiThread } from './api-pool.ts';
 import type { FromHandlerThread } from './threaded-handler.ts';
@@ -19,9 +20,11 @@ const { modules } = workerData as { modules: string[] };
 const handlers = new Map(await Promise.all(modules.map(async (m) => [m, await loadHandler(m)] as const)));
 
 const queueDone = useMainThreadQueue(port);
+// Its task processes are started by the main thread, which reaps them (task-spawn.ts).
+const spawnDone = await useMainThreadSpawner(port);
 
 port.on('message', async (m: ToApiThread) => {
-  if (queueDone(m) || m.type !== 'invoke') return;
+  if (queueDone(m) || spawnDone(m) || m.type !== 'invoke') return;
   try {
     const handler = handlers.get(m.module);
     if (!handler) throw new Error(`no handler ${m.module}`);

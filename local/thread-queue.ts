@@ -8,6 +8,7 @@ import type { MessagePort, Worker } from 'node:worker_threads';
 import { useWorkQueue, workQueue, type WorkMessage } from '../shared/queue/messages.ts';
 import type { QueueName } from '../shared/queue/workers.ts';
 import { guardedQueue } from './grants.ts';
+import { answerSpawnCall } from './task-spawn.ts';
 
 /** A thread's call on the main thread's queues. */
 type QueueCall = { type: 'queue'; id: number; op: 'send' | 'backlog'; queue: QueueName; messages: WorkMessage[] };
@@ -47,8 +48,9 @@ export function useMainThreadQueue(port: MessagePort): (m: { type?: string }) =>
   };
 }
 
-/** On the main thread: a thread's queue call (other messages are passed over), answered from this thread's queues. */
+/** On the main thread: a thread's queue call, answered from this thread's queues, or its request to start a task process (task-spawn.ts); other messages are passed over. */
 export function answerQueueCall(m: { type?: string }, worker: Worker): void {
+  answerSpawnCall(m, worker);
   if (m.type !== 'queue') return;
   const c = m as QueueCall;
   (c.op === 'send'

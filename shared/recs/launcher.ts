@@ -208,6 +208,38 @@ const LOCAL_TASK_CHECKS = fileURLToPath(new URL('../../local/task-grants.ts', im
 const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 /**
+ * Starts a local task process (node with `args`), its output going to this process's; answers its
+ * pid once it runs, and when it exited.
+ */
+export type TaskSpawner = (args: string[], opts: { cwd: string; env: Record<string, string | undefined> }) => Promise<{ pid: number; exited: Promise<void> }>;
+
+/** The task process as a child of this thread. */
+export const spawnInThisThread: TaskSpawner = async (args, opts) => {
+  const child = spawn(process.execPath, args, { cwd: opts.cwd, env: opts.env, stdio: ['ignore', 'inherit', 'inherit'] });
+  await new Promise<void>((resolve, reject) => {
+    child.once('spawn', resolve);
+    child.once('error', reject);
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  return { pid: child.pid ?? 0, exited };
+};
+
+let taskSpawner: TaskSpawner = spawnInThisThread;
+
+/**
+ * How this thread starts local task processes (this thread by default). Only the thread that
+ * spawned a process reaps it: the local stack's handler threads have its main thread start them
+ * (local/task-spawn.ts), since a handler thread can be ended while its task runs (the training
+ * worker at its time limit), and its task, once exited, stayed a zombie while the stack ran.
+ */
+export function useTaskSpawner(spawner: TaskSpawner | undefined): void {
+  taskSpawner = spawner ?? spawnInThisThread;
+}
+
+/** Starts a local task process as this thread's spawner does (`useTaskSpawner`). */
+export const spawnTask: TaskSpawner = (args, opts) => taskSpawner(args, opts);
+
+/**
  * Locally: the task as a child process of this one (node with tsx, the same entry point the
  * container runs), with this process's environment (the table's endpoint, the blob folder).
  * Its output goes to this process's; it ends on its own when the run ends.
@@ -219,22 +251,17 @@ export function childProcessLauncher(opts: { heapMb?: number } = {}): TaskLaunch
     async launch({ tenant, jobName, token }) {
       const known = started.get(token);
       if (known) return known;
-      const child = spawn(process.execPath, [`--max-old-space-size=${opts.heapMb ?? 10240}`, '--import', 'tsx', '--import', LOCAL_TASK_CHECKS, TASK_ENTRY], {
+      const child = await taskSpawner([`--max-old-space-size=${opts.heapMb ?? 10240}`, '--import', 'tsx', '--import', LOCAL_TASK_CHECKS, TASK_ENTRY], {
         cwd: REPO_ROOT,
         // Without ECS_CONTAINER_METADATA_URI_V4: the task names itself by it (train-task.ts
         // `ownTaskRef`), and a stack run inside an ECS task (a dev or CI container) would hand it
         // on: the child then confirmed its claim with that container's ARN, which this launcher's
         // `inspect` takes for no process, and the sweep ended its run Failed as it trained.
         env: { ...process.env, ECS_CONTAINER_METADATA_URI_V4: undefined, TRAINING_TENANT: tenant, TRAINING_JOB_NAME: jobName, TRAINING_TASK_TOKEN: token },
-        stdio: ['ignore', 'inherit', 'inherit'],
-      });
-      await new Promise<void>((resolve, reject) => {
-        child.once('spawn', resolve);
-        child.once('error', reject);
       });
       const ref = `pid ${child.pid}`;
       started.set(token, ref);
-      child.once('exit', () => started.delete(token));
+      void child.exited.then(() => started.delete(token));
       return ref;
     },
     async inspect(ref) {

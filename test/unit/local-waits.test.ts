@@ -1,4 +1,7 @@
+import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import type { SQSEvent } from 'aws-lambda';
 import { BroadcastChannel, MessageChannel } from 'node:worker_threads';
 import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import type { HttpRequest } from '@smithy/types';
@@ -6,7 +9,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { startApiPool } from '../../local/api-pool.ts';
 import { startDynaliteThread } from '../../local/dynamo.ts';
 import { PortHttpHandler } from '../../local/dynamo-port.ts';
-import { startHandlerThread } from '../../local/threaded-handler.ts';
+import { startHandlerThread, threadedHandler } from '../../local/threaded-handler.ts';
 
 /** `p`'s outcome, or 'no answer' when it has none within `ms`. */
 const within = <T>(p: Promise<T>, ms: number): Promise<T | 'no answer'> => Promise.race([p, new Promise<'no answer'>((resolve) => setTimeout(() => resolve('no answer'), ms))]);
@@ -150,5 +153,29 @@ describe('an API pool whose start fails in one of its threads', () => {
     } finally {
       channel.close();
     }
+  });
+});
+
+describe('a local task process whose worker thread was ended while it ran', () => {
+  /** The process's state letter in /proc (Z: exited, not reaped), or 'gone' once reaped. */
+  const stateOf = (pid: number) => {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      return stat.slice(stat.lastIndexOf(')') + 1).trim()[0];
+    } catch {
+      return 'gone';
+    }
+  };
+
+  it.runIf(process.platform === 'linux')('is reaped once it exits (until 2026-12-07 it stayed a zombie for as long as the stack ran)', async () => {
+    const modulePath = fileURLToPath(new URL('../helpers/task-spawning-worker.ts', import.meta.url));
+    const worker = await threadedHandler('workers/train', { modulePath });
+    const answer = await worker.handler({ Records: [{ body: '500' } as SQSEvent['Records'][number]] }, {} as never);
+    const pid = Number(answer?.batchItemFailures[0]?.itemIdentifier);
+    expect(pid).toBeGreaterThan(0);
+    // The thread that asked for it ends (as the training worker's at its time limit) while it runs.
+    await worker.close();
+    expect(stateOf(pid)).not.toBe('gone');
+    await vi.waitFor(() => expect(stateOf(pid)).toBe('gone'), { timeout: 5000, interval: 100 });
   });
 });
