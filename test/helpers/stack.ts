@@ -202,6 +202,21 @@ export async function runningExperiment(client: TenantClient, name: string, cont
 }
 
 /**
+ * Stores `items` through Core (one POST, 201) and waits until an empty browse serves every one of
+ * them (a tenant holding only these): their ids, in the order sent.
+ */
+export async function storedSearchable(client: TenantClient, items: readonly Record<string, unknown>[]): Promise<string[]> {
+  const r = await client.core('POST', '/v1/items', items);
+  expect(r.status, JSON.stringify(r.body)).toBe(201);
+  await until(
+    () => client.core('POST', '/v1/search', { query: '', limit: 100 }),
+    (x) => x.body.data?.length === items.length,
+    20_000,
+  );
+  return (r.body.data as { id: string }[]).map((i) => i.id);
+}
+
+/**
  * Ten items per group (`<group> gear 0` to `9`, category `group`), created through Core: the item
  * ids of each group, in creation order. Recommendation tests give each group's users its items.
  */

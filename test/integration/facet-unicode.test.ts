@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { startTestStack, type Api, type TestStack, until } from '../helpers/stack.ts';
+import { startTestStack, storedSearchable, type Api, type TestStack } from '../helpers/stack.ts';
 
 /*
  * Facet values and the filters on them over real HTTP, a value sent composed (NFC) and
@@ -26,14 +26,7 @@ beforeAll(async () => {
     { name: 'both', metadata: { origin: [composed, decomposed], brand: decomposed } },
     { name: 'plain', metadata: { origin: 'Cafe', brand: 'Cafe' } },
   ];
-  const r = await t.demo.core('POST', '/v1/items', items);
-  expect(r.status).toBe(201);
-  for (const [k, it] of (r.body.data as { id: string }[]).entries()) names[it.id] = items[k]?.name as string;
-  await until(
-    () => t.demo.core('POST', '/v1/search', { query: '', limit: 100 }),
-    (x) => x.body.data?.length === items.length,
-    20_000,
-  );
+  for (const [k, id] of (await storedSearchable(t.demo, items)).entries()) names[id] = items[k]?.name as string;
 }, 90_000);
 afterAll(() => t.stop());
 

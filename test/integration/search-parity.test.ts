@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nowMs, setClock } from '../../shared/clock.ts';
 import { dayOf } from '../../shared/clock.ts';
 import { FOLD_LAG_SECONDS } from '../../shared/search/analytics.ts';
-import { expectCoreError, startTestStack, type Api, type TestStack, until } from '../helpers/stack.ts';
+import { expectCoreError, startTestStack, storedSearchable, type Api, type TestStack, until } from '../helpers/stack.ts';
 import { nextSecond } from '../helpers/clock.ts';
 
 /*
@@ -44,19 +44,12 @@ beforeAll(async () => {
     { key: 'trainer', name: 'Deluxe trainer', metadata: { category: 'shoes', brand: 'Bolt', price: 75 } },
     { key: 'parka', name: 'Winter parka', metadata: { category: 'coats', brand: 'Acme', price: 300 } },
   ];
-  const r = await t.demo.core(
-    'POST',
-    '/v1/items',
+  // Searchable once the delta serves them.
+  const ids = await storedSearchable(
+    t.demo,
     items.map(({ key: _k, ...i }) => i),
   );
-  expect(r.status).toBe(201);
-  id = Object.fromEntries(items.map((i, k) => [i.key, (r.body.data as { id: string }[])[k]?.id as string]));
-  // Searchable once the delta serves them.
-  await until(
-    () => t.demo.core('POST', '/v1/search', { query: '', limit: 100 }),
-    (x) => x.body.data?.length === items.length,
-    20_000,
-  );
+  id = Object.fromEntries(items.map((i, k) => [i.key, ids[k] as string]));
 }, 90_000);
 afterAll(() => t.stop());
 
