@@ -179,7 +179,16 @@ export async function sweepErasures(
   let deleted = 0;
   let failed: { error: unknown } | undefined;
   let experiments: Promise<number[]> | undefined;
-  const experimentIds = () => (experiments ??= deps.console.list(tenant, 'experiment').then((es) => es.map((e) => e.id)));
+  // Read once for all the tenant's sweeps; a failed read is not kept (until 2026-12-07 it was, and
+  // one throttled read failed every sweep after it in the pass): the next sweep reads them again.
+  const experimentIds = () =>
+    (experiments ??= deps.console.list(tenant, 'experiment').then(
+      (es) => es.map((e) => e.id),
+      (error: unknown) => {
+        experiments = undefined;
+        throw error;
+      },
+    ));
   const due = (await deps.console.erasureSweeps(tenant)).filter((s) => s.due_at <= now);
   for (const [k, sweep] of due.entries()) {
     const started = performance.now();

@@ -1340,6 +1340,28 @@ describe('erasure', () => {
     expect((await c.erasureSweeps(T)).map((s) => s.user_id)).toEqual(['a-fails']);
   });
 
+  it("a failed read of the tenant's experiments fails only the sweep that read it: the next due sweep reads them again and ends", async () => {
+    // Found by a review (2026-12-07): the pass kept the experiments' read as one promise for all its
+    // sweeps (8b0153e3), a rejected one included: one throttled read failed every sweep after it in
+    // the pass (their rows kept, their memberships not forgotten), the failure 8b0153e3 meant to
+    // keep to one user.
+    const { events, console: c, idempotency } = db.stores;
+    const T = 'er31';
+    const deps = { console: c, idempotency, exposures: dynamoExposureStore(db.table), blobs: blobStore, events };
+    await events.append(T, [ev('a-first', 'view', 1), ev('b-next', 'view', 1)], 100);
+    for (const u of ['a-first', 'b-next']) await eraseUser(deps, T, u);
+    let reads = 0;
+    const throttledOnce: ConsoleStore = Object.create(c);
+    throttledOnce.list = async (tenant, kind) => {
+      reads += 1;
+      if (reads === 1) throw new Error('ProvisionedThroughputExceeded');
+      return c.list(tenant, kind);
+    };
+    await expect(sweepErasures({ ...deps, console: throttledOnce }, T, nowSeconds() + ERASURE_SWEEP_DELAY_SECONDS + 1)).rejects.toThrow('ProvisionedThroughputExceeded');
+    expect((await c.erasureSweeps(T)).map((s) => s.user_id)).toEqual(['a-first']);
+    expect(reads).toBe(2);
+  });
+
   it('a finish of an erasure cut off that read its marker running before another pass ended it does not mark it running again', async () => {
     // Found by a review (2026-12-07): the finish puts the marker it read (same order) again, and a
     // marker of the same order could replace one ended; two passes at once (the maintenance function
