@@ -32,14 +32,14 @@ export async function eraseUser(
   userId: string,
   /**
    * The maintenance pass's finish of an erasure cut off (`sweepErasures`): its marker as stored and
-   * the bound its sweep's row recorded as it began. Finished as it began (its `requested_at`, its
+   * the bound its sweep's row recorded as it began (undefined: none recorded, `recordedBound`). Finished as it began (its `requested_at`, its
    * order, the events up to that bound), not as a repeat begun now would be: the events the user
    * sent after it began are kept (until 2026-12-07 the finish, a repeat, deleted them too).
    * `until` (a `performance.now()` time: the pass's budget): no model version is started past it,
    * and the erasure is left running, its row kept, for the next pass to go on from the last version
    * checked (until 2026-12-07 a finish rewrote every version in one pass, however long that took).
    */
-  cutOff?: { marker: ErasedUser; through: number; until?: number },
+  cutOff?: { marker: ErasedUser; through: number | undefined; until?: number },
 ) {
   // When it began, and its order, from one read of the clock (the pass finishes one whose marker was never stored as its row's order says: `beganAt`).
   const startedMs = nowMs();
@@ -70,8 +70,11 @@ export async function eraseUser(
   // events: forgotten (each before its events are deleted), so a replay cannot answer them.
   // Several at once, as the events are deleted: a user who sent each event under its own key has
   // as many keys as events (two calls each), which one at a time took most of the function's time.
-  // Up to its bound (a finish's none recorded, 0: a row stored before 2026-12-07's bound, the last id now).
-  const { deleted, through, finished } = await deps.events.eraseUser(tenant, userId, forgetting(deps.idempotency, tenant), bound || undefined, cutOff?.until);
+  // Up to its bound (a finish's none recorded: a row stored before 2026-12-07's bound, the last id
+  // now). A bound of 0 is one: the tenant had handed out no id as it began, and it erases none
+  // (until 2026-12-07 it was taken for none recorded, and a finish deleted every event the user sent
+  // since the erasure began).
+  const { deleted, through, finished } = await deps.events.eraseUser(tenant, userId, forgetting(deps.idempotency, tenant), bound, cutOff?.until);
   // A finish out of the pass's time: still running, its row due, the next pass goes on from here.
   if (finished === false) return { user_id: userId, deleted_events: deleted, model_versions_rewritten: 0 };
   // Their membership row in every experiment of the tenant, Draft, Running or Stopped (the totals
@@ -218,11 +221,11 @@ async function sweepOne(deps: Parameters<typeof sweepErasures>[0], tenant: strin
     const began = beganAt(sweep.order);
     if (began + ERASURE_FINISHED_BY_SECONDS > now) return 0;
     const marker: ErasedUser = { user_id: sweep.user_id, requested_at: began, completed_at: null, models_checked_through: running?.models_checked_through ?? 0, order: sweep.order };
-    return (await eraseUser(deps, tenant, sweep.user_id, { marker, through: sweep.events_through, until: share })).deleted_events;
+    return (await eraseUser(deps, tenant, sweep.user_id, { marker, through: recordedBound(sweep), until: share })).deleted_events;
   }
   if (running !== undefined && running.completed_at === null && running.requested_at + ERASURE_FINISHED_BY_SECONDS <= now) {
     // Cut off: finished as it began, up to the bound its row recorded (its end merges its sweep into this row, due a minute later).
-    return (await eraseUser(deps, tenant, sweep.user_id, { marker: running, through: sweep.events_through, until: share })).deleted_events;
+    return (await eraseUser(deps, tenant, sweep.user_id, { marker: running, through: recordedBound(sweep), until: share })).deleted_events;
   }
   const swept = await deps.events.eraseUser(tenant, sweep.user_id, forgetting(deps.idempotency, tenant), sweep.events_through, share);
   // Out of its share with events left: the row stays due, the next pass goes on, and the tenant's other due sweeps go on now.
@@ -233,6 +236,13 @@ async function sweepOne(deps: Parameters<typeof sweepErasures>[0], tenant: strin
   if (marker === undefined || marker.completed_at !== null) await deps.console.removeErasureSweep(tenant, sweep);
   return swept.deleted;
 }
+
+/**
+ * The bound a row recorded as its erasure began (the last event id handed out then), for the finish
+ * of one cut off: a row with an order (stored since 2026-12-07) records it, 0 included (no id handed
+ * out yet); one without, 0 for none recorded (a start stored before the bound was), undefined then.
+ */
+const recordedBound = (sweep: ErasureSweep): number | undefined => (sweep.order !== undefined || sweep.events_through > 0 ? sweep.events_through : undefined);
 
 /** When an erasure began (unix seconds), from its `order` (the millisecond it began × 1,000, plus a tie-break). */
 const beganAt = (order: number): number => Math.floor(order / 1_000_000);

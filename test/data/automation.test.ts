@@ -1121,6 +1121,33 @@ describe('erasure', () => {
     expect((await events.list(T, { limit: 10, userId: 'other' })).rows).toHaveLength(1);
   });
 
+  it('in a tenant with no event yet, the finish of an erasure cut off (marker refused, or deletion failed) keeps the events the user sent after it began', async () => {
+    // Found by a review (2026-12-07): a row's bound of 0 (the tenant had handed out no id as the
+    // erasure began) was taken for none recorded, and the finish five minutes on deleted the user's
+    // events up to the last id handed out then: every event the user sent since it began, acknowledged
+    // and not the erasure's. cb6492d8's finish of an erasure whose marker was refused took the same path.
+    const { events, console: c, idempotency } = db.stores;
+    const T = 'er33';
+    const deps = { console: c, idempotency, exposures: dynamoExposureStore(db.table), blobs: blobStore };
+    const refusing: ConsoleStore = Object.create(c);
+    refusing.putErasure = async () => {
+      throw new Error('ProvisionedThroughputExceeded');
+    };
+    const failing: EventStore = Object.create(events);
+    failing.eraseUser = async () => {
+      throw new Error('ProvisionedThroughputExceeded');
+    };
+    const began = nowSeconds();
+    await expect(eraseUser({ ...deps, console: refusing, events }, T, 'no-marker')).rejects.toThrow();
+    await expect(eraseUser({ ...deps, events: failing }, T, 'cut-off')).rejects.toThrow();
+    expect((await c.erasedUser(T, 'cut-off'))?.completed_at).toBeNull();
+    expect((await c.erasureSweeps(T)).map((s) => s.events_through)).toEqual([0, 0]);
+    const sent = await events.append(T, [ev('no-marker', 'view', 1), ev('cut-off', 'view', 1)], nowSeconds());
+    expect(await sweepErasures({ ...deps, events }, T, began + ERASURE_FINISHED_BY_SECONDS + 1)).toBe(0);
+    for (const e of sent) expect(await events.get(T, e.id), e.user_id).toBeDefined();
+    for (const u of ['no-marker', 'cut-off']) expect((await c.erasedUser(T, u))?.completed_at, u).not.toBeNull();
+  });
+
   it('a repeat whose marker was refused (503) after an earlier erasure ended: its sweep deletes none of the events sent since, which the earlier marker does not cover, until the pass finishes it', async () => {
     const { events, console: c, idempotency } = db.stores;
     const T = 'er25';
