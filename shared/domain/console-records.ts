@@ -59,6 +59,16 @@ export interface ConsoleRecord {
  */
 export const ERASURE_SWEEP_DELAY_SECONDS = 60;
 
+/**
+ * The bound a sweep's row recorded as its latest erasure began (the last event id the tenant had
+ * handed out then: the events it erases), or undefined where none is known. A row with an `order`
+ * (stored since 2026-12-07) records it, 0 included (no id handed out yet: it erases none); one
+ * without holds 0 for none recorded (a start stored before the bound was). Until 2026-12-07 every
+ * 0 was taken for none: an erasure's finish deleted the events the user sent after it began, and
+ * while it ran the lists and `GET /v1/events/{id}` left them out.
+ */
+export const sweepBound = (s: Pick<ErasureSweep, 'events_through' | 'order'>): number | undefined => (s.order !== undefined || s.events_through > 0 ? s.events_through : undefined);
+
 /** The memberships a sweep covers: `members_through`, or for a sweep stored without it, its erasure's end. */
 export const sweepMembersThrough = (s: Pick<ErasureSweep, 'due_at' | 'members_through'>): number => s.members_through ?? s.due_at - ERASURE_SWEEP_DELAY_SECONDS;
 

@@ -25,11 +25,11 @@ export function erasedEvent(m: ErasedUser): (e: { id: number; created: number })
  * Which of an erased user's events are not to be served (the event lists, `GET /v1/events/{id}`):
  * once their erasure has ended, those it covers (`erasedEvent`); while it runs, those up to the
  * bound its sweep's row recorded as it began (`bound`: the events it erases; the user's later ones
- * it keeps, and they are served), or every one where no bound is known (0: no row, or one stored
- * before 2026-12-07's bound).
+ * it keeps, and they are served), or every one where no bound is known (undefined: no row, or one
+ * stored before 2026-12-07's bound: `sweepBound`).
  */
-export function unservedEvent(m: ErasedUser, bound: number): (e: { id: number; created: number }) => boolean {
-  return m.completed_at === null && bound > 0 ? (e) => e.id <= bound : erasedEvent(m);
+export function unservedEvent(m: ErasedUser, bound: number | undefined): (e: { id: number; created: number }) => boolean {
+  return m.completed_at === null && bound !== undefined ? (e) => e.id <= bound : erasedEvent(m);
 }
 
 /**

@@ -4,7 +4,7 @@ import { nowMs, nowSeconds } from '../clock.ts';
 import { eachAtMost } from '../concurrency.ts';
 import type { ExposureStore } from '../control/exposures.ts';
 import { eraseFromModels } from '../recs/erase-from-models.ts';
-import { ERASURE_SWEEP_DELAY_SECONDS, sweepMembersThrough, type ConsoleStore, type ErasedUser, type ErasureSweep } from './console-records.ts';
+import { ERASURE_SWEEP_DELAY_SECONDS, sweepBound, sweepMembersThrough, type ConsoleStore, type ErasedUser, type ErasureSweep } from './console-records.ts';
 import type { IdempotencyStore } from './idempotency.ts';
 import type { EventStore } from './types.ts';
 
@@ -32,7 +32,7 @@ export async function eraseUser(
   userId: string,
   /**
    * The maintenance pass's finish of an erasure cut off (`sweepErasures`): its marker as stored and
-   * the bound its sweep's row recorded as it began (undefined: none recorded, `recordedBound`). Finished as it began (its `requested_at`, its
+   * the bound its sweep's row recorded as it began (undefined: none recorded, `sweepBound`). Finished as it began (its `requested_at`, its
    * order, the events up to that bound), not as a repeat begun now would be: the events the user
    * sent after it began are kept (until 2026-12-07 the finish, a repeat, deleted them too).
    * `until` (a `performance.now()` time: the pass's budget): no model version is started past it,
@@ -221,11 +221,11 @@ async function sweepOne(deps: Parameters<typeof sweepErasures>[0], tenant: strin
     const began = beganAt(sweep.order);
     if (began + ERASURE_FINISHED_BY_SECONDS > now) return 0;
     const marker: ErasedUser = { user_id: sweep.user_id, requested_at: began, completed_at: null, models_checked_through: running?.models_checked_through ?? 0, order: sweep.order };
-    return (await eraseUser(deps, tenant, sweep.user_id, { marker, through: recordedBound(sweep), until: share })).deleted_events;
+    return (await eraseUser(deps, tenant, sweep.user_id, { marker, through: sweepBound(sweep), until: share })).deleted_events;
   }
   if (running !== undefined && running.completed_at === null && running.requested_at + ERASURE_FINISHED_BY_SECONDS <= now) {
     // Cut off: finished as it began, up to the bound its row recorded (its end merges its sweep into this row, due a minute later).
-    return (await eraseUser(deps, tenant, sweep.user_id, { marker: running, through: recordedBound(sweep), until: share })).deleted_events;
+    return (await eraseUser(deps, tenant, sweep.user_id, { marker: running, through: sweepBound(sweep), until: share })).deleted_events;
   }
   const swept = await deps.events.eraseUser(tenant, sweep.user_id, forgetting(deps.idempotency, tenant), sweep.events_through, share);
   // Out of its share with events left: the row stays due, the next pass goes on, and the tenant's other due sweeps go on now.
@@ -236,13 +236,6 @@ async function sweepOne(deps: Parameters<typeof sweepErasures>[0], tenant: strin
   if (marker === undefined || marker.completed_at !== null) await deps.console.removeErasureSweep(tenant, sweep);
   return swept.deleted;
 }
-
-/**
- * The bound a row recorded as its erasure began (the last event id handed out then), for the finish
- * of one cut off: a row with an order (stored since 2026-12-07) records it, 0 included (no id handed
- * out yet); one without, 0 for none recorded (a start stored before the bound was), undefined then.
- */
-const recordedBound = (sweep: ErasureSweep): number | undefined => (sweep.order !== undefined || sweep.events_through > 0 ? sweep.events_through : undefined);
 
 /** When an erasure began (unix seconds), from its `order` (the millisecond it began × 1,000, plus a tie-break). */
 const beganAt = (order: number): number => Math.floor(order / 1_000_000);

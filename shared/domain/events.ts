@@ -2,7 +2,7 @@ import { attributeEvents, type ExposureStore } from '../control/exposures.ts';
 import { attributeSearchEvents, type SearchLogStore } from '../search/analytics.ts';
 import { dayOf, dayStart, nowSeconds } from '../clock.ts';
 import type { ConsoleEventsQuery, IngestEvent, IngestEventsBody } from '../schemas/events.ts';
-import type { ConsoleStore, ErasedUser } from './console-records.ts';
+import { sweepBound, type ConsoleStore, type ErasedUser } from './console-records.ts';
 import { unservedEvent } from './erased-users.ts';
 import { EventNotFound, keyErased } from './errors.ts';
 import { heldAt } from './in-flight.ts';
@@ -102,8 +102,9 @@ async function unserved(
 ): Promise<{ covers: (e: { id: number; created: number }) => boolean; through: number } | undefined> {
   if (m === undefined) return undefined;
   if (m.completed_at !== null) return { covers: unservedEvent(m, 0), through: m.events_through ?? 0 };
-  const bound = (await erasures.erasureSweep(tenant, m.user_id))?.events_through ?? 0;
-  return { covers: unservedEvent(m, bound), through: bound };
+  const row = await erasures.erasureSweep(tenant, m.user_id);
+  const bound = row ? sweepBound(row) : undefined;
+  return { covers: unservedEvent(m, bound), through: bound ?? 0 };
 }
 
 /**
@@ -216,7 +217,7 @@ async function erasedAmong(
   const ofPage = sweeps.length < SWEEPS_READ ? sweeps.filter((s) => onPage.has(s.user_id)) : await erasures.erasureSweepsOf(tenant, [...onPage]);
   // Each row's bound: a running erasure erases the events up to the last id handed out as it began
   // (its row stored then), and keeps those the user sends later.
-  const bounds = new Map(ofPage.map((s) => [s.user_id, s.events_through]));
+  const bounds = new Map(ofPage.map((s) => [s.user_id, sweepBound(s)]));
   const users = [...bounds.keys()];
   if (users.length === 0) return undefined;
   const covers = new Map<string, (e: EventRecord) => boolean>();
@@ -226,7 +227,7 @@ async function erasedAmong(
       // Running, those up to its row's bound (until 2026-12-07 every event of the user: a reader
       // paging the whole log passed the events sent since, which the erasure keeps, for good); with
       // no bound known (a row stored before 2026-12-07's bound), all of them.
-      if (m) covers.set(u, unservedEvent(m, bounds.get(u) ?? 0));
+      if (m) covers.set(u, unservedEvent(m, bounds.get(u)));
     }),
   );
   return (e) => covers.get(e.user_id)?.(e) ?? false;

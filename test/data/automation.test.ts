@@ -1148,6 +1148,29 @@ describe('erasure', () => {
     for (const u of ['no-marker', 'cut-off']) expect((await c.erasedUser(T, u))?.completed_at, u).not.toBeNull();
   });
 
+  it('in a tenant with no event yet, the events a user sends while their erasure runs are served: its bound of 0 covers none', async () => {
+    // Found by a review (2026-12-07): a row's bound of 0 was taken for none known, and every event of
+    // the user was left out of the lists and answered 404 by id until the erasure ended (5 minutes
+    // and more for one cut off), those it keeps (all of them: it erases none) included.
+    const { listEvents, getEvent } = await import('../../shared/domain/events.ts');
+    const { events, console: c, idempotency } = db.stores;
+    const T = 'er34';
+    const deps = { console: c, idempotency, exposures: dynamoExposureStore(db.table), blobs: blobStore };
+    const failing: EventStore = Object.create(events);
+    failing.eraseUser = async () => {
+      throw new Error('ProvisionedThroughputExceeded');
+    };
+    await expect(eraseUser({ ...deps, events: failing }, T, 'running')).rejects.toThrow();
+    expect((await c.erasedUser(T, 'running'))?.completed_at).toBeNull();
+    const [sent] = await events.append(T, [ev('running', 'view', 1)], nowSeconds() - 60);
+    const id = String(sent?.id);
+    const listed = async (q: object) => (await listEvents(events, T, { limit: 20, ...q }, nowSeconds(), c)).data.map((e) => e.id);
+    expect(await listed({})).toEqual([id]);
+    expect(await listed({ user_id: 'running' })).toEqual([id]);
+    expect(await listed({ user_id: 'running', order: 'desc' })).toEqual([id]);
+    expect((await getEvent(events, T, Number(id), c)).id).toBe(id);
+  });
+
   it('a repeat whose marker was refused (503) after an earlier erasure ended: its sweep deletes none of the events sent since, which the earlier marker does not cover, until the pass finishes it', async () => {
     const { events, console: c, idempotency } = db.stores;
     const T = 'er25';
