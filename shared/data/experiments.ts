@@ -58,6 +58,8 @@ const RECORDED_MAX = 100_000;
  * and were served on it (`firstSeen`; a failed one takes its mark back).
  */
 const SHARED = 'shared';
+/** How many deletes a failed request's take-back tries of the membership row it wrote (a mark on it taken back meanwhile: tried again). */
+const TAKE_BACK_TRIES = 3;
 
 /** DeleteItems of an erasure's membership rows in flight at once. */
 const FORGET_CONCURRENCY = 16;
@@ -249,9 +251,17 @@ export function dynamoExposureStore(t: TableRef, opts: { eventsPerRequest?: numb
         const key = ExperimentUser.key({ tenant, experiment: e.experimentId, user_id: e.userId });
         try {
           const unshared: Condition = (x) => x.or(x.absent(SHARED), x.cmp(SHARED, '<=', 0));
-          if (await applied(() => remove(t, key, (x) => x.and(x.eq('first_served_at', e.servedAt), x.eq('variant', e.variant), unshared(x))))) return;
-          const row = await getRow(t, key, { consistent: true });
-          if (row?.first_served_at === e.servedAt && row.variant === e.variant && Number(row[SHARED]) > 0) await add(tenant, e.experimentId, e.variant, { users: 1 });
+          // A row read unmarked after its delete was refused for a mark (taken back since: that
+          // request failed too) is deleted again; left, it held a user no request counted.
+          for (let tries = 0; tries < TAKE_BACK_TRIES; tries++) {
+            if (await applied(() => remove(t, key, (x) => x.and(x.eq('first_served_at', e.servedAt), x.eq('variant', e.variant), unshared(x))))) return;
+            const row = await getRow(t, key, { consistent: true });
+            if (row?.first_served_at !== e.servedAt || row.variant !== e.variant) return;
+            if (Number(row[SHARED]) > 0) {
+              await add(tenant, e.experimentId, e.variant, { users: 1 });
+              return;
+            }
+          }
         } catch {
           // Left as it is (a take-back that failed: see above).
         }

@@ -3,7 +3,7 @@ import { ExperimentUser, Exposure } from '../../shared/data/entities.ts';
 import { dynamoExposureStore } from '../../shared/data/experiments.ts';
 import type { ExposureRecord } from '../../shared/control/exposures.ts';
 import { EVENTS_PER_REQUEST_MAX } from '../../shared/data/ops.ts';
-import { getRow, put } from '../../shared/data/ops.ts';
+import { getRow, put, update } from '../../shared/data/ops.ts';
 import type { TableRef } from '../../shared/data/client.ts';
 import { interceptSigned, testTable, updateFailingOnce, type TestTable } from '../helpers/table.ts';
 
@@ -143,6 +143,38 @@ describe('experiment exposures', () => {
     expect(await getRow(db.table, ExperimentUser.key({ tenant: 'gx', experiment: 5, user_id: 'w' }), { consistent: true })).toMatchObject({ first_served_at: now });
     const x = (await elsewhere.totals('gx', 5)).get(0);
     expect({ requests: x?.requests, users: x?.users }).toEqual({ requests: 1, users: 1 });
+  });
+
+  it("a failed request's membership row whose other container's mark is taken back just after the delete it held back goes, not left with the user counted nowhere", async () => {
+    // Container A's request writes the row; B's request (another container) finds it and marks it
+    // before A's totals fail (not for load: not added). A's delete is refused for B's mark, and B's
+    // request, failed too, takes its mark back before A reads the row: no request served relies on it.
+    const now = Math.floor(Date.now() / 1000);
+    const key = ExperimentUser.key({ tenant: 'gz', experiment: 5, user_id: 'w' });
+    const mark = (n: number) => update(db.table, key, { add: { shared: n } });
+    const totalsFail = interceptSigned<{ Key: Record<string, { S?: string }> }>(db.table, 'updateItem', async (params, call) => {
+      if (!String(params.Key.pk?.S).includes('TENANT#gz#EXPAGG#5#')) return call();
+      await mark(1);
+      throw Object.assign(new Error('internal'), { name: 'InternalServerError' });
+    });
+    let refused = 0;
+    const doc: TableRef['doc'] = Object.create(db.table.doc);
+    doc.send = (async (cmd: { input: { Key?: Record<string, unknown>; ConditionExpression?: string } }) => {
+      const sent = db.table.doc.send(cmd as never);
+      if (cmd.input.Key?.pk !== key.pk || cmd.input.Key?.sk !== key.sk || !cmd.input.ConditionExpression) return sent;
+      try {
+        return await sent;
+      } catch (e) {
+        if (refused++ === 0) await mark(-1);
+        throw e;
+      }
+    }) as TableRef['doc']['send'];
+    const store = dynamoExposureStore({ ...totalsFail, doc });
+    await expect(store.recordExposure('gz', { requestId: 'in-a', experimentId: 5, variant: 0, userId: 'w', servedAt: now, windowSeconds: 600 })).rejects.toMatchObject({ name: 'InternalServerError' });
+    expect(refused).toBe(1);
+    // Until 2026-12-07 (ec4ec1ff) the row read after the refused delete, unmarked, was left: the user's next requests found it and counted them nowhere.
+    expect(await getRow(db.table, key, { consistent: true })).toBeUndefined();
+    expect((await store.totals('gz', 5)).get(0)?.users ?? 0).toBe(0);
   });
 
   it('two failed requests of one user in a group, one of which wrote the membership row and the other marked it found, leave no row and no user', async () => {
