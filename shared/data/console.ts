@@ -345,18 +345,25 @@ export function dynamoConsoleStore(t: TableRef): ConsoleStore {
    * then during an upgrade) moved to the Stopped ones', each as read (its revision and status).
    * Up to MOVES_PER_LIST a list (a tenant's thousands of them are moved over several lists, not in
    * one request). One changed meanwhile stays where it is for a later list; the control config
-   * leaves them out wherever they are.
+   * leaves them out wherever they are. Upkeep, not the list's own work: a move that fails (the
+   * table refusing writes) ends the moves of this list and fails nothing (until 2026-12-07 it
+   * failed the list, and with it a start's check of the others or a user's erasure); the rows
+   * stay where they are, for a later list.
    */
   async function moveStoppedOut(tenant: string, rows: readonly Row[]): Promise<void> {
     const left = rows.filter((row) => ExperimentRecord.owns(row) && row.status === 'Stopped' && live(row)).slice(0, MOVES_PER_LIST);
-    for (const row of left) {
-      const id = byIdOf(row);
-      await applied(() =>
-        transact(t, [
-          { remove: recordKey(tenant, 'experiment', id), when: (x) => x.and(isStored(x), x.absent('withdrawn'), ...x.fields({ _rev: row._rev, status: 'Stopped' })) },
-          { put: { ...row, ...stoppedKey(tenant, id) } },
-        ]),
-      );
+    try {
+      for (const row of left) {
+        const id = byIdOf(row);
+        await applied(() =>
+          transact(t, [
+            { remove: recordKey(tenant, 'experiment', id), when: (x) => x.and(isStored(x), x.absent('withdrawn'), ...x.fields({ _rev: row._rev, status: 'Stopped' })) },
+            { put: { ...row, ...stoppedKey(tenant, id) } },
+          ]),
+        );
+      }
+    } catch {
+      // Left for a later list (see above).
     }
   }
   /**

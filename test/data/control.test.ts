@@ -836,3 +836,34 @@ describe('Stopped experiments out of the partition serving reads', () => {
     expect((await c.page<Stored>(T, 'experiment', { limit: 5 })).rows.map((e) => e.id)).toEqual([a.id, b.id]);
   });
 });
+
+describe('moving Stopped experiments out of the control partition, as a list does', () => {
+  type Stored = Experiment & ConsoleRecord & { _rev: number };
+
+  it("a move that fails leaves the row where it is and fails no list (a start's check, an erasure)", async () => {
+    const T = 'stopped-move-fails';
+    const { a, b } = await twoDrafts(db.stores.console, T);
+    const cur = (await db.stores.console.get<Stored>(T, 'experiment', b.id)) as Stored;
+    await put(db.table, { ...ExperimentRecord.key({ tenant: T, id: b.id }), ...cur, status: 'Stopped', started_at: 1, stopped_at: 2, _rev: cur._rev + 2 });
+    // Every transaction refused (not as a condition or a cancellation: an error DynamoDB answered).
+    let refused = 0;
+    const doc: typeof db.table.doc = Object.create(db.table.doc);
+    doc.send = (async (cmd: { input: { TransactItems?: unknown[] } }) => {
+      if (!cmd.input.TransactItems) return db.table.doc.send(cmd as never);
+      refused += 1;
+      throw Object.assign(new Error('internal'), { name: 'InternalServerError' });
+    }) as typeof db.table.doc.send;
+    const failing = dynamoConsoleStore({ ...db.table, doc });
+    // Until 2026-12-07 (d497cc07) the move's failure was the list's: a start's check of the others, or a user's erasure, failed for it.
+    expect((await failing.list<Stored>(T, 'experiment')).map((e) => [e.id, e.status])).toEqual([
+      [a.id, 'Draft'],
+      [b.id, 'Stopped'],
+    ]);
+    expect(refused).toBe(1);
+    expect((await db.stores.console.controlConfig(T)).experiments.map((e) => e.id)).toEqual([a.id]);
+    // Left where it was, the next list moves it.
+    expect((await db.stores.console.list<Stored>(T, 'experiment')).map((e) => e.id)).toEqual([a.id, b.id]);
+    expect((await failing.list<Stored>(T, 'experiment')).map((e) => e.id)).toEqual([a.id, b.id]);
+    expect(refused).toBe(1);
+  });
+});
