@@ -41,6 +41,7 @@ import type { Change, Condition } from './expressions.ts';
 import { applied, getRow, getRows, isNew, isStored, put, putAll, queryPage, queryUpTo, refine, remove, stripKeys, transact, update, type Row, type TransactWrite } from './ops.ts';
 import { placesOf, type Places } from './places.ts';
 import { withRetry, type RetryPolicy } from '../retry.ts';
+import { eachAtMost } from '../concurrency.ts';
 import { removedRecords, type RemovedRecords } from './removed.ts';
 
 /*
@@ -144,6 +145,8 @@ const placeOf = (tenant: string, kind: ConsoleKind, rec: ConsoleRecord) => (kind
 const stoppedKey = (tenant: string, id: number) => StoppedExperiment.key({ tenant, id });
 /** How many Stopped experiments left in the control partition one list of the experiments moves out (`moveStoppedOut`). */
 const MOVES_PER_LIST = 100;
+/** Moves of one list in flight at once (`moveStoppedOut`). */
+const MOVES_AT_ONCE = 8;
 /** The two places an experiment's row may be in, where it is looked for first: the control partition (where a stop moves it from), then the Stopped ones'. */
 const experimentPlaces = (tenant: string, id: number) => [recordKey(tenant, 'experiment', id), stoppedKey(tenant, id)] as const;
 const byIdOf = (r: Row) => Number(r.id);
@@ -344,27 +347,24 @@ export function dynamoConsoleStore(t: TableRef): ConsoleStore {
    * Stopped experiments left in the control partition (stopped before 2026-12-07, or by a writer of
    * then during an upgrade) moved to the Stopped ones', each as read (its revision and status).
    * Up to MOVES_PER_LIST a list (a tenant's thousands of them are moved over several lists, not in
-   * one request). One changed meanwhile stays where it is for a later list; the control config
-   * leaves them out wherever they are. Upkeep, not the list's own work: a move that fails (the
-   * table refusing writes) ends the moves of this list and fails nothing (until 2026-12-07 it
-   * failed the list, and with it a start's check of the others or a user's erasure); the rows
-   * stay where they are, for a later list.
+   * one request), MOVES_AT_ONCE at a time: a start's check of the others lists them while serving
+   * assigns none of the context's experiments (until 2026-12-07 one after another, 100
+   * transactions in a row). One changed meanwhile stays where it is for a later list; the control
+   * config leaves them out wherever they are. Upkeep, not the list's own work: a move that fails
+   * (the table refusing writes) fails nothing (until 2026-12-07 it failed the list, and with it a
+   * start's check of the others or a user's erasure); its row stays where it is, for a later list.
    */
   async function moveStoppedOut(tenant: string, rows: readonly Row[]): Promise<void> {
     const left = rows.filter((row) => ExperimentRecord.owns(row) && row.status === 'Stopped' && live(row)).slice(0, MOVES_PER_LIST);
-    try {
-      for (const row of left) {
-        const id = byIdOf(row);
-        await applied(() =>
-          transact(t, [
-            { remove: recordKey(tenant, 'experiment', id), when: (x) => x.and(isStored(x), x.absent('withdrawn'), ...x.fields({ _rev: row._rev, status: 'Stopped' })) },
-            { put: { ...row, ...stoppedKey(tenant, id) } },
-          ]),
-        );
-      }
-    } catch {
-      // Left for a later list (see above).
-    }
+    await eachAtMost(left, MOVES_AT_ONCE, async (row) => {
+      const id = byIdOf(row);
+      await applied(() =>
+        transact(t, [
+          { remove: recordKey(tenant, 'experiment', id), when: (x) => x.and(isStored(x), x.absent('withdrawn'), ...x.fields({ _rev: row._rev, status: 'Stopped' })) },
+          { put: { ...row, ...stoppedKey(tenant, id) } },
+        ]),
+      ).catch(() => undefined);
+    });
   }
   /**
    * A change of a record's fields, with the index of active runs kept (`activeRunChange`); a field

@@ -840,6 +840,34 @@ describe('Stopped experiments out of the partition serving reads', () => {
 describe('moving Stopped experiments out of the control partition, as a list does', () => {
   type Stored = Experiment & ConsoleRecord & { _rev: number };
 
+  it("moves several at once: a start's check (which serving waits on) does not wait on 100 moves one after another", async () => {
+    const T = 'stopped-move-many';
+    const { a, b } = await twoDrafts(db.stores.console, T);
+    const cur = (await db.stores.console.get<Stored>(T, 'experiment', b.id)) as Stored;
+    const ids = Array.from({ length: 12 }, (_, k) => b.id + 1000 + k);
+    for (const id of ids) await put(db.table, { ...ExperimentRecord.key({ tenant: T, id }), ...cur, id, status: 'Stopped', started_at: 1, stopped_at: 2 });
+    let inFlight = 0;
+    let most = 0;
+    const doc: typeof db.table.doc = Object.create(db.table.doc);
+    doc.send = (async (cmd: { input: { TransactItems?: unknown[] } }) => {
+      if (!cmd.input.TransactItems) return db.table.doc.send(cmd as never);
+      inFlight += 1;
+      most = Math.max(most, inFlight);
+      try {
+        await new Promise((r) => setTimeout(r, 10));
+        return await db.table.doc.send(cmd as never);
+      } finally {
+        inFlight -= 1;
+      }
+    }) as typeof db.table.doc.send;
+    expect((await dynamoConsoleStore({ ...db.table, doc }).list<Stored>(T, 'experiment')).map((e) => e.id)).toEqual([a.id, b.id, ...ids]);
+    // Until 2026-12-07 (d497cc07) one at a time.
+    expect(most).toBeGreaterThan(1);
+    expect((await db.stores.console.controlConfig(T)).experiments.map((e) => e.id)).toEqual([a.id, b.id]);
+    const page = await db.stores.console.page<Stored>(T, 'experiment', { limit: 20 });
+    expect(page.rows.map((e) => [e.id, e.status])).toEqual([[a.id, 'Draft'], [b.id, 'Draft'], ...ids.map((id) => [id, 'Stopped'])]);
+  });
+
   it("a move that fails leaves the row where it is and fails no list (a start's check, an erasure)", async () => {
     const T = 'stopped-move-fails';
     const { a, b } = await twoDrafts(db.stores.console, T);
