@@ -58,6 +58,8 @@ const RECORDED_MAX = 100_000;
  * and were served on it (`firstSeen`; a failed one takes its mark back).
  */
 const SHARED = 'shared';
+/** The membership row a request marked (`firstSeen`), as its mark's take-back finds it. */
+type Marked = { first_served_at: unknown; variant: unknown };
 /** How many deletes a failed request's take-back tries of the membership row it wrote (a mark on it taken back meanwhile: tried again). */
 const TAKE_BACK_TRIES = 3;
 
@@ -79,13 +81,14 @@ export function dynamoExposureStore(t: TableRef, opts: { eventsPerRequest?: numb
 
   /**
    * Whether the member's user is first seen in its experiment (their membership row written now),
-   * and whether it marked the row as found there (SHARED); the row is written unless this
-   * container recorded the user already.
+   * and the row it marked as found there (SHARED: its first_served_at and variant, which the mark's
+   * take-back holds to), if it did; the row is written unless this container recorded the user
+   * already.
    */
-  async function firstSeen({ tenant, e }: Pending): Promise<{ created: boolean; marked: boolean }> {
+  async function firstSeen({ tenant, e }: Pending): Promise<{ created: boolean; marked: Marked | undefined }> {
     const seenKey = seenKeyOf(tenant, e);
     const seenAt = recorded.get(seenKey);
-    if (seenAt !== undefined && (e.erasedThrough === undefined || seenAt > e.erasedThrough)) return { created: false, marked: false };
+    if (seenAt !== undefined && (e.erasedThrough === undefined || seenAt > e.erasedThrough)) return { created: false, marked: undefined };
     // The user's first request in the experiment creates the row; only that one counts the user.
     // Served after the user's erasure ended, a row first served by its end (a request served
     // as it ran wrote it, and the erasure's sweep deletes it) is replaced: a new membership.
@@ -103,12 +106,14 @@ export function dynamoExposureStore(t: TableRef, opts: { eventsPerRequest?: numb
     // mark (taken back meanwhile): written now, as this request's own. A mark that failed otherwise
     // (refused for load) leaves the request served all the same, unmarked, as before. Until
     // 2026-12-07 such a take-back deleted the row, and the user, served here, was counted nowhere.
-    let marked = false;
+    let marked: Marked | undefined;
     if (!created) {
       let gone = false;
       try {
-        marked = await applied(() => update(t, key, { add: { [SHARED]: 1 } }, { when: isStored }));
-        gone = !marked;
+        gone = !(await applied(async () => {
+          const now = await update(t, key, { add: { [SHARED]: 1 } }, { when: isStored, returnValues: 'ALL_NEW' });
+          marked = { first_served_at: now?.first_served_at, variant: now?.variant };
+        }));
       } catch {
         // Refused for load, or no answer: unmarked.
       }
@@ -146,7 +151,7 @@ export function dynamoExposureStore(t: TableRef, opts: { eventsPerRequest?: numb
       seen,
     );
     const created = seen.map((s) => s.status === 'fulfilled' && s.value.created);
-    const marked = seen.map((s) => s.status === 'fulfilled' && s.value.marked);
+    const marked = seen.map((s) => (s.status === 'fulfilled' ? s.value.marked : undefined));
 
     const rowOf = (k: number) => {
       const { tenant, e } = group[k] as Pending;
@@ -238,9 +243,13 @@ export function dynamoExposureStore(t: TableRef, opts: { eventsPerRequest?: numb
     // and its user, not in the totals by the failed request that wrote it, is counted for that one.
     await Promise.all(
       failed.map(async (k) => {
-        if (!marked[k]) return;
+        const on = marked[k];
+        if (!on) return;
         const { tenant, e } = group[k] as Pending;
-        await applied(() => update(t, ExperimentUser.key({ tenant, experiment: e.experimentId, user_id: e.userId }), { add: { [SHARED]: -1 } }, { when: isStored })).catch(() => undefined);
+        // Off the row it marked only: one written since (the user's erasure deleted that one, and a
+        // request served after it wrote a new one) holds others' marks (until 2026-12-07 it took one).
+        const itsRow: Condition = (x) => x.and(isStored(x), x.eq('first_served_at', on.first_served_at), x.eq('variant', on.variant));
+        await applied(() => update(t, ExperimentUser.key({ tenant, experiment: e.experimentId, user_id: e.userId }), { add: { [SHARED]: -1 } }, { when: itsRow })).catch(() => undefined);
       }),
     );
     await Promise.all(

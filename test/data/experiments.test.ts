@@ -177,6 +177,24 @@ describe('experiment exposures', () => {
     expect((await store.totals('gz', 5)).get(0)?.users ?? 0).toBe(0);
   });
 
+  it("a failed request's mark is taken back only off the row it marked, not off a row written since (the user's erasure deleted it meanwhile)", async () => {
+    // B's request finds A's row and marks it; before B's totals fail, the user's erasure deletes the row, a
+    // request served after it writes the user's new one, and another container's served request marks that.
+    const now = Math.floor(Date.now() / 1000);
+    const key = ExperimentUser.key({ tenant: 'gw', experiment: 5, user_id: 'w' });
+    await put(db.table, { ...key, variant: 0, first_served_at: now - 100 });
+    const table = interceptSigned<{ Key: Record<string, { S?: string }> }>(db.table, 'updateItem', async (params, call) => {
+      if (!String(params.Key.pk?.S).includes('TENANT#gw#EXPAGG#5#')) return call();
+      await put(db.table, { ...key, variant: 0, first_served_at: now, shared: 1 });
+      throw Object.assign(new Error('internal'), { name: 'InternalServerError' });
+    });
+    await expect(dynamoExposureStore(table).recordExposure('gw', { requestId: 'in-b', experimentId: 5, variant: 0, userId: 'w', servedAt: now, windowSeconds: 600 })).rejects.toMatchObject({
+      name: 'InternalServerError',
+    });
+    // Until 2026-12-07 (ec4ec1ff) B took the other request's mark off the new row: its writer's take-back, failing, would then delete the row that request relies on.
+    expect(await getRow(db.table, key, { consistent: true })).toMatchObject({ first_served_at: now, shared: 1 });
+  });
+
   it('two failed requests of one user in a group, one of which wrote the membership row and the other marked it found, leave no row and no user', async () => {
     const throttled = () => Object.assign(new Error('throttled'), { name: 'ProvisionedThroughputExceededException' });
     // Fails the exposure rows of both requests of user w (their batch too).
