@@ -312,12 +312,27 @@ const startingAfter = z.optional(numericId('starting_after'));
 export const pageQuery = z.strictObject({ limit: limitParam, starting_after: startingAfter });
 export type PageQuery = z.output<typeof pageQuery>;
 /** Rules and experiments: optionally one context's. */
-export const contextPageQuery = z.strictObject({
-  limit: limitParam,
-  /** The `next_cursor` of the page before: the last id without `contextId`; with it, opaque, naming the context (shared/data/console.ts). Until 2026-12-07 an id there too. */
-  starting_after: z.optional(z.string().check(z.minLength(1), z.maxLength(512))),
-  contextId: z.optional(numericId('contextId', noContext)),
-});
+type ContextPageFields = { starting_after?: string | undefined; contextId?: number | undefined };
+export const contextPageQuery = z
+  .strictObject({
+    limit: limitParam,
+    /** The `next_cursor` of the page before: the last id without `contextId`; with it, opaque, naming the context (shared/data/console.ts). Until 2026-12-07 an id there too. */
+    starting_after: z.optional(z.string()),
+    contextId: z.optional(numericId('contextId', noContext)),
+  })
+  .check(
+    // Without contextId an id, refused as the other lists refuse one (`numericId`: any digits, those
+    // past the largest id an empty page); until the review of 575daa2b it was 'Invalid cursor.' and
+    // 513 digits or more a 400. With it, a cursor of at most 512 characters.
+    z.refine<ContextPageFields>((q) => q.contextId !== undefined || q.starting_after === undefined || POSITIVE_INT_PATTERN.test(q.starting_after), {
+      message: 'starting_after must be a positive integer',
+      path: ['starting_after'],
+    }),
+    z.refine<ContextPageFields>((q) => q.contextId === undefined || q.starting_after === undefined || (q.starting_after.length >= 1 && q.starting_after.length <= 512), {
+      message: 'starting_after must be the next_cursor of the page before (1 to 512 characters)',
+      path: ['starting_after'],
+    }),
+  );
 export type ContextPageQuery = z.output<typeof contextPageQuery>;
 
 /**

@@ -675,6 +675,15 @@ describe('paging', () => {
     invalid(await P('GET', '/api/rules?limit=101'), 'limit');
     invalid(await P('GET', '/api/rules?limit=0'), 'limit');
     invalid(await P('GET', '/api/rules?starting_after=x'), 'starting_after');
+    // Without contextId, starting_after is an id, refused as the segments list refuses it, and
+    // digits past the largest id (any length) are an empty page: after 575daa2b made it a
+    // cursor there, 'x' was 'Invalid cursor.' and 513 digits or more a 400.
+    const asSegments = (await P('GET', '/api/segments?starting_after=x')).body;
+    expect(asSegments).toEqual({ error: 'Invalid query parameters. starting_after: starting_after must be a positive integer.' });
+    for (const path of ['/api/rules', '/api/experiments']) {
+      for (const sent of ['x', '', '0', '007', '-1']) expect((await P('GET', `${path}?starting_after=${sent}`)).body, `${path} ${sent}`).toEqual(asSegments);
+      expect(await P('GET', `${path}?starting_after=${'9'.repeat(600)}`), path).toMatchObject({ status: 200, body: { data: [], has_more: false, next_cursor: null } });
+    }
     invalid(await P('GET', '/api/rules?contextId=x'), 'contextId');
     invalid(await P('GET', '/api/segments?contextId=1'), 'contextId');
   });
