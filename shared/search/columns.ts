@@ -7,6 +7,7 @@
  * Read from columns, it is a few array reads (docs/benchmarks.md, "Facets and sort by a field").
  */
 import type { Json } from '../domain/types.ts';
+import { nfc } from '../domain/nfc.ts';
 import { fieldGetter } from './filters.ts';
 import type { SearchDoc } from './types.ts';
 
@@ -61,16 +62,6 @@ function lengthened<A extends Typed>(C: TypedOf<A>, a: A | undefined, length: nu
   if (a) out.set(a);
   return out;
 }
-
-/** No character below U+0300, nor any run of them, changes under NFC: such a string (most of a catalog's) is taken as it is. */
-const NFC_AS_IS = /^[\t\n\r\x20-\u02ff]*$/;
-
-/**
- * A string value as facets count it and `eq` / `in` / `neq` filters compare it: in Unicode NFC, so
- * "Café" with a composed é and with e and a combining accent is one value (until 2026-12-07 two
- * values of a facet, and a filter on the one the facet showed missed the items holding the other).
- */
-export const nfc = (s: string): string => (NFC_AS_IS.test(s) ? s : s.normalize('NFC'));
 
 /**
  * `key`'s column over documents 0 to `count` − 1 (`docAt` undefined: none there). From a `base`

@@ -2,7 +2,8 @@ import { metadataReader } from '../domain/metadata-path.ts';
 import type { Json } from '../domain/types.ts';
 import { MAX_FACETS, type FilterClause, type SearchBody, type ShorthandFilters } from '../schemas/search.ts';
 import { firstAtLeast } from './analyze.ts';
-import { KEPT, nfc, rowsByCode, rowsByNumber, type ColumnCache } from './columns.ts';
+import { asNfc, holdsAnyNfc, holdsNfc, nfc } from '../domain/nfc.ts';
+import { KEPT, rowsByCode, rowsByNumber, type ColumnCache } from './columns.ts';
 import { ASK, FAILS, NO_FILTER, PASSES, type DocFilter, type SearchDoc } from './types.ts';
 
 /**
@@ -11,13 +12,9 @@ import { ASK, FAILS, NO_FILTER, PASSES, type DocFilter, type SearchDoc } from '.
  */
 export const holds = (v: Json | undefined, want: Json) => v === want || (Array.isArray(v) && v.includes(want));
 
-/** A value as search filters compare it: a string in NFC (`nfc`, as facets count it), anything else as it is. */
-const asCompared = <T extends Json | undefined>(v: T): T => (typeof v === 'string' ? (nfc(v) as T) : v);
-/** `holds`, strings compared in NFC: `want` is given so (`asCompared`), the document's value is taken so. */
-const holdsAsCompared = (v: Json | undefined, want: Json) => asCompared(v) === want || (Array.isArray(v) && v.some((x) => asCompared(x) === want));
 const anyOf = (want: string | string[]) => {
-  const wanted = [want].flat().map(nfc);
-  return (v: Json | undefined) => wanted.some((w) => holdsAsCompared(v, w));
+  const wanted = new Set([want].flat().map(nfc));
+  return (v: Json | undefined) => holdsAnyNfc(v, wanted);
 };
 
 /** The Core search filters (api-decisions): the shorthand object or a list of clauses, as a predicate over documents. */
@@ -69,8 +66,8 @@ function shorthandFilter(f: ShorthandFilters): DocFilter {
   if (f.metadata) {
     for (const [k, v] of Object.entries(f.metadata)) {
       const get = fieldGetter(`metadata.${k}`);
-      const want = asCompared(v);
-      checks.push((d) => holdsAsCompared(get(d), want));
+      const want = asNfc(v);
+      checks.push((d) => holdsNfc(get(d), want));
       columns.push(valuesCheck(k, [v], false));
       keys.add(k);
     }
@@ -136,8 +133,8 @@ const absent = (v: unknown) => v === undefined || v === null;
 export function clauseFilter(filters: readonly FilterClause[]): DocFilter {
   const checks = filters.map(({ field, op, value: given }): DocFilter => {
     // Item IDs come as integers or as their digits (validated): compared as numbers.
-    // Strings in NFC, as the document's are compared (`asCompared`).
-    const asId = (x: Json | undefined) => (field === 'id' && typeof x === 'string' ? Number(x) : asCompared(x));
+    // Strings in NFC, as the document's are compared (`holdsNfc`).
+    const asId = (x: Json | undefined) => (field === 'id' && typeof x === 'string' ? Number(x) : asNfc(x));
     const value = Array.isArray(given) ? given.map(asId) : asId(given);
     const values = Array.isArray(value) ? value : [value];
     const n = typeof value === 'number' ? value : NaN;
@@ -145,14 +142,13 @@ export function clauseFilter(filters: readonly FilterClause[]): DocFilter {
     // One predicate per operator, chosen once.
     switch (op) {
       case 'eq':
-        return (d) => holdsAsCompared(get(d), value as Json);
+        return (d) => holdsNfc(get(d), value);
       case 'neq':
-        return (d) => !holdsAsCompared(get(d), value as Json);
-      case 'in':
-        return (d) => {
-          const v = get(d);
-          return values.some((x) => holdsAsCompared(v, x as Json));
-        };
+        return (d) => !holdsNfc(get(d), value);
+      case 'in': {
+        const wanted = new Set<Json | undefined>(values);
+        return (d) => holdsAnyNfc(get(d), wanted);
+      }
       case 'gt':
         return (d) => someNumber(get(d), (x) => x > n);
       case 'gte':
