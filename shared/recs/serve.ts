@@ -22,7 +22,7 @@ import { planAndRecord, type ExposureStore } from '../control/exposures.ts';
 import { afterFromPlan, contextNumber, type ControlDeps, type ServingPlan } from '../control/serving.ts';
 import { ruleMatches, withinCategoryCap } from '../control/pipeline.ts';
 import { experimentOf, order, orderAfter, presentExplanation, presentScore, type Ordered } from '../serving/pipeline.ts';
-import { holds } from '../search/filters.ts';
+import { holdsNfc, nfc } from '../domain/nfc.ts';
 import { bestEligible, personalCandidates, withNewestFill, withPopularFill } from './candidates.ts';
 import { requestHistory, type RequestHistory } from './history.ts';
 import { erasedUser, loadModel, popularity, servingConfig, type ServedModel } from './served-model.ts';
@@ -300,10 +300,12 @@ async function stillEligible(catalog: Catalog, ordered: readonly Ordered[], limi
 /**
  * Whether an item is in the category a request asks for (any, without one): its `metadata.category`
  * is that string, or a list holding it, as search's `filters.category` matches and as
- * `max_per_category` counts a list's categories. Until 2026-12-07 only a string category matched:
- * an item whose category was a list was never recommended under `category`.
+ * `max_per_category` counts a list's categories, compared in NFC as search's filters compare
+ * (shared/domain/nfc.ts). Until 2026-12-07 only a string category matched: an item whose category
+ * was a list was never recommended under `category`; and the strings were compared as sent, so
+ * "Café" asked with e and U+0301 missed the items holding a composed é, which search's filter matched.
  */
-const inCategory = (item: ItemRecord, category: string | undefined): boolean => category === undefined || holds(item.metadata.category, category);
+const inCategory = (item: ItemRecord, category: string | undefined): boolean => category === undefined || holdsNfc(item.metadata.category, nfc(category));
 
 /** What scoring a request's candidates reads. */
 interface Scoring {

@@ -6,12 +6,6 @@ import { asNfc, holdsAnyNfc, holdsNfc, nfc } from '../domain/nfc.ts';
 import { KEPT, rowsByCode, rowsByNumber, type ColumnCache } from './columns.ts';
 import { ASK, FAILS, NO_FILTER, PASSES, type DocFilter, type SearchDoc } from './types.ts';
 
-/**
- * Whether a field's value is `want`, or holds it when the field is a list (as clause `eq` matches;
- * recommendations' `category` matches so too).
- */
-export const holds = (v: Json | undefined, want: Json) => v === want || (Array.isArray(v) && v.includes(want));
-
 const anyOf = (want: string | string[]) => {
   const wanted = new Set([want].flat().map(nfc));
   return (v: Json | undefined) => holdsAnyNfc(v, wanted);

@@ -95,6 +95,19 @@ describe('recommend: the items shown are current', () => {
     expect(r.data.map((x) => [x.item_id, (x.item.metadata as { category: string }).category])).toEqual([['3', 'shoes']]);
   });
 
+  it('matches category in NFC, as search filters do: "Café" composed or with e and U+0301, asked either way, is one category', async () => {
+    const [composed, decomposed] = ['Caf\u00e9', 'Cafe\u0301'];
+    // Item 1 the user's; 2 and 3 of either spelling (3 in a list), 4 another category.
+    const categoryOf = (id: number) => [composed, composed, decomposed, 'Cafe'][id - 1] as string;
+    const t = racing(4, () => undefined, undefined, categoryOf);
+    t.docs.set(3, { ...(t.docs.get(3) as ItemWithVector), metadata: { category: ['x', decomposed] } } as ItemWithVector);
+    // Until 2026-12-07 each spelling found only its own items.
+    for (const category of [composed, decomposed]) {
+      const r = await t.recommend({ category, include_seen: true });
+      expect(r.data.map((x) => x.item_id).sort(), JSON.stringify(category)).toEqual(['1', '2', '3']);
+    }
+  });
+
   it("leaves out an item deactivated while a context's popularity_weight awaited popularity", async () => {
     // 200 and more personal candidates, so that choosing them awaits no popularity: only the context's controls do.
     const t = racing(205, (docs) => docs.set(2, { ...(docs.get(2) as ItemWithVector), active: false } as ItemWithVector), { popularity_weight: 0.1 });
