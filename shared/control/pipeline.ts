@@ -6,8 +6,9 @@
  * Pure: what it needs of the catalog and the user comes in as functions.
  */
 import { metadataReader } from '../domain/metadata-path.ts';
+import { asNfc, holdsAnyNfc, holdsNfc } from '../domain/nfc.ts';
 import type { SearchDoc } from '../search/types.ts';
-import type { Condition, RerankControls, Rule, Scalar } from './types.ts';
+import type { Condition, RerankControls, Rule } from './types.ts';
 
 export interface Candidate {
   id: number;
@@ -100,8 +101,6 @@ function fieldReader(field: string): (doc: SearchDoc) => unknown {
   return (d) => read(d.metadata);
 }
 
-/** A field value equals a scalar: itself, or (a list) one of its elements. */
-const equals = (v: unknown, want: Scalar | Scalar[] | undefined): boolean => (Array.isArray(v) ? v.some((x) => x === want) : v === want);
 /**
  * A number that passes `test`, or a list holding one, as search's `gt`/`lt` filters read a list
  * (until 2026-12-07 a rule's `gte`/`lte` never held for a list, where a search filter did).
@@ -112,17 +111,22 @@ const someNumber = (v: unknown, test: (n: number) => boolean): boolean => (Array
 function testOf(c: Condition): (doc: SearchDoc) => boolean {
   const read = fieldReader(c.field);
   const want = c.value;
+  // A field value equals a scalar: itself, or (a list) one of its elements; strings compared in
+  // NFC, as search's filters compare them (until 2026-12-07 as sent: "Café" with e and U+0301
+  // missed the items holding a composed é, which a search filter on it matched).
   switch (c.op) {
-    case 'eq':
-      return (d) => equals(read(d), want);
-    case 'neq':
-      return (d) => !equals(read(d), want);
+    case 'eq': {
+      const is = asNfc(want);
+      return (d) => holdsNfc(read(d), is);
+    }
+    case 'neq': {
+      const is = asNfc(want);
+      return (d) => !holdsNfc(read(d), is);
+    }
     case 'in': {
       if (!Array.isArray(want)) return () => false;
-      return (d) => {
-        const v = read(d);
-        return want.some((w) => equals(v, w));
-      };
+      const wanted = new Set<unknown>(want.map(asNfc));
+      return (d) => holdsAnyNfc(read(d), wanted);
     }
     case 'gte':
       return typeof want === 'number' ? (d) => someNumber(read(d), (n) => n >= want) : () => false;

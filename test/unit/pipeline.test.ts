@@ -73,6 +73,18 @@ describe('rule conditions', () => {
   ] as const)('%j is %s', (c, want) => {
     expect(matches(d, { ...c, value: c.value as never })).toBe(want);
   });
+
+  it('compare strings in NFC, as search filters do: "Café" composed or with e and U+0301 is one value, in the item and in the rule', () => {
+    const [composed, decomposed] = ['Caf\u00e9', 'Cafe\u0301'];
+    const items = [doc(1, { category: composed }, NOW), doc(2, { category: ['x', decomposed] }, NOW), doc(3, { category: 'Cafe' }, NOW)];
+    const matching = (c: { field: string; op: string; value: unknown }) => items.filter((it) => matches(it, c as never)).map((it) => it.id);
+    // Until 2026-12-07 each spelling matched only the items holding it as sent.
+    for (const value of [composed, decomposed]) {
+      expect(matching({ field: 'category', op: 'eq', value }), `eq ${JSON.stringify(value)}`).toEqual([1, 2]);
+      expect(matching({ field: 'metadata.category', op: 'neq', value }), `neq ${JSON.stringify(value)}`).toEqual([3]);
+      expect(matching({ field: 'category', op: 'in', value: ['y', value] }), `in ${JSON.stringify(value)}`).toEqual([1, 2]);
+    }
+  });
 });
 
 describe('the pipeline', () => {
