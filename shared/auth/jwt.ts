@@ -103,7 +103,9 @@ class KidAwareJwksCache extends SimpleJwksCache {
       return await super.getJwk(jwksUri, decomposedJwt);
     } catch (e) {
       const asked = typeof kid === 'string' ? this.firstAsked.get(kid) : undefined;
-      if (e instanceof WaitPeriodNotYetEndedJwkError && asked !== undefined && asked <= this.fetchedFrom) {
+      // Either wait (the penalty box's, or a failed fetch's: review of 624d700c, which answered the
+      // latter with the 503 though a JWKS fetched since had already lacked the kid).
+      if ((e instanceof WaitPeriodNotYetEndedJwkError || e instanceof JwksFetchWaitError) && asked !== undefined && asked <= this.fetchedFrom) {
         throw new KidNotFoundInJwksError(`JWK for kid "${kid}" not found in the JWKS fetched since it was first asked for`);
       }
       throw e;

@@ -166,6 +166,42 @@ describe('a JWKS that cannot be fetched', () => {
       fetched.mockRestore();
     }
   });
+
+  it("is no wait for a made-up kid a JWKS fetched since it was first asked for lacked: the token's 401, as in the penalty box's wait (review of 624d700c)", async () => {
+    vi.useFakeTimers({ toFake: ['Date', 'setTimeout', 'clearTimeout'] });
+    vi.setSystemTime(Date.now() + 10_800_000);
+    const published = { ...createPublicKey(key.key).export({ format: 'jwk' }), kid: key.kid, alg: 'RS256', use: 'sig' };
+    let down = false;
+    const fetched = vi.spyOn(SimpleFetcher.prototype, 'fetch').mockImplementation(async (uri: string) => {
+      if (down) throw new FetchError(uri, 'connect ECONNREFUSED');
+      return new TextEncoder().encode(JSON.stringify({ keys: [published] })).buffer;
+    });
+    try {
+      const claims = { issuer, clientId: 'c8', scope: 'recsearch/read', lifetimeSeconds: 600 };
+      const verdict = async (kid: string) => keysRetryAfter(await verifyAccessToken(signAccessToken({ kid, key: key.key }, claims)).catch((e: unknown) => e));
+      // The JWKS is fetched and lacks the kid: the token's 401 (no retry), and the penalty box's 10 s.
+      expect(await verdict('absent-when-fetched')).toBeUndefined();
+      expect(fetched).toHaveBeenCalledTimes(1);
+      // The box's wait over, Cognito's endpoint fails for another made-up kid: the fetch's wait begins.
+      vi.advanceTimersByTime(11_000);
+      down = true;
+      expect(await verdict('asked-while-down')).toBe(1);
+      expect(fetched).toHaveBeenCalledTimes(2);
+      // The first kid again within that wait: a JWKS fetched since it was first asked for lacked it,
+      // so its 401 (after 624d700c: the 503, told to retry a token no retry makes valid).
+      expect(await verdict('absent-when-fetched')).toBeUndefined();
+      // The kid never seen in a JWKS waits still.
+      expect(await verdict('asked-while-down')).toBe(1);
+      expect(fetched).toHaveBeenCalledTimes(2);
+    } finally {
+      // Up again: a fetch that succeeds ends the failures' count for the tests after this one.
+      down = false;
+      vi.advanceTimersByTime(10_000);
+      await verifyAccessToken(signAccessToken({ kid: 'after-the-outage', key: key.key }, { issuer, clientId: 'c8', scope: 'recsearch/read', lifetimeSeconds: 600 })).catch(() => undefined);
+      vi.advanceTimersByTime(10_000);
+      fetched.mockRestore();
+    }
+  });
 });
 
 describe('claims an access token must carry', () => {
