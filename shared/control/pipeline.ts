@@ -6,7 +6,7 @@
  * Pure: what it needs of the catalog and the user comes in as functions.
  */
 import { metadataReader } from '../domain/metadata-path.ts';
-import { asNfc, holdsAnyNfc, holdsNfc } from '../domain/nfc.ts';
+import { asNfc, holdsAnyNfc, holdsNfc, nfc } from '../domain/nfc.ts';
 import type { SearchDoc } from '../search/types.ts';
 import type { Condition, RerankControls, Rule } from './types.ts';
 
@@ -304,9 +304,11 @@ function explainCap(scored: readonly Served[], served: readonly Served[]): void 
  * 2026-12-07 only a string was, and an item whose category was a list was never limited.
  */
 function categoriesOf(it: { doc: SearchDoc }): string[] {
+  // In NFC, as conditions and search's filters compare them: until 2026-12-07 "Café" composed and
+  // with e and U+0301 were two categories, each let through by the cap.
   const cat = it.doc.metadata.category;
-  if (typeof cat === 'string') return [cat];
-  return Array.isArray(cat) ? [...new Set(cat.filter((c): c is string => typeof c === 'string'))] : [];
+  if (typeof cat === 'string') return [nfc(cat)];
+  return Array.isArray(cat) ? [...new Set(cat.filter((c): c is string => typeof c === 'string').map(nfc))] : [];
 }
 
 /** Items per category: whether an item's categories have room for it (`cap` each), and counting it in each. */
