@@ -71,6 +71,19 @@ class KidAwareJwksCache extends SimpleJwksCache {
   /** Failed fetches in a row, and until when (ms) no fetch starts (`FETCH_WAIT_MS`). */
   private failedFetches = 0;
   private fetchWaitEnds = 0;
+  /**
+   * Whether a JWKS with a key was ever held (fetched, or preloaded: `addJwks`). Until then every token waits on
+   * the fetch, so the wait does not double past `FETCH_WAIT_MS` (review of 624d700c: a fresh
+   * container whose first fetches failed answered every request 503 for up to 10 s after the
+   * endpoint came back); a container holding keys waits up to `FETCH_WAIT_MAX_MS`, only its
+   * tokens of unknown kids waiting.
+   */
+  private held = false;
+
+  override addJwks(jwksUri: string, jwks: Jwks): void {
+    super.addJwks(jwksUri, jwks);
+    this.held ||= jwks.keys.length > 0;
+  }
 
   override async getJwks(jwksUri: string): Promise<Jwks> {
     const starts = this.fetching === undefined;
@@ -80,12 +93,13 @@ class KidAwareJwksCache extends SimpleJwksCache {
     try {
       const jwks = await super.getJwks(jwksUri);
       this.fetchedFrom = Math.max(this.fetchedFrom, began);
+      this.held ||= jwks.keys.length > 0;
       if (starts) [this.failedFetches, this.fetchWaitEnds] = [0, 0];
       return jwks;
     } catch (e) {
       if (starts) {
         this.failedFetches++;
-        this.fetchWaitEnds = Date.now() + Math.min(FETCH_WAIT_MAX_MS, FETCH_WAIT_MS * 2 ** (this.failedFetches - 1));
+        this.fetchWaitEnds = Date.now() + Math.min(this.held ? FETCH_WAIT_MAX_MS : FETCH_WAIT_MS, FETCH_WAIT_MS * 2 ** (this.failedFetches - 1));
       }
       throw e;
     } finally {
