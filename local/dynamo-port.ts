@@ -3,8 +3,25 @@ import type { HttpHandlerOptions, HttpRequest, HttpResponse } from '@smithy/type
 import { dropLocalTransport, useLocalTransport, type LocalTransport } from '../shared/data/client.ts';
 import { deniedCall } from './grants.ts';
 
-/** How long a request waits for the dynalite thread's answer before it fails as timed out (and the SDK retries it). */
+/** How long a read waits for the dynalite thread's answer before it fails as timed out (and the SDK retries it). */
 export const PORT_REQUEST_TIMEOUT_MS = 30_000;
+
+/**
+ * How long a write (any operation but a read: `READ_OPERATIONS`) waits: what the SDK's DynamoDB
+ * client waits on AWS (its default socket timeout, 300 s: client-dynamodb's runtime config). A
+ * write failed as timed out is sent again by the SDK (and signed.ts) while the thread may still be
+ * applying the first: an `ADD` counted twice (an id block skipped: counters.ts; a quota refund
+ * given twice: quota.ts), a conditional put or a transaction failing on its own first attempt.
+ * Under the reads' 30 s a busy machine could get there; on AWS only 5 minutes of silence does.
+ */
+export const PORT_WRITE_TIMEOUT_MS = 300_000;
+
+/** The operations that change nothing, sent again after a time out without harm. */
+const READ_OPERATIONS = new Set(
+  ['GetItem', 'BatchGetItem', 'Query', 'Scan', 'TransactGetItems', 'DescribeTable', 'ListTables', 'DescribeTimeToLive', 'ListTagsOfResource', 'DescribeLimits', 'DescribeEndpoints'].map(
+    (op) => `DynamoDB_20120810.${op}`,
+  ),
+);
 
 type Reply = { id: number; status: number; headers: Record<string, string>; body: string } | { id: number; error: string };
 
@@ -20,12 +37,14 @@ export class PortHttpHandler implements LocalTransport {
   private next = 0;
   private closed = false;
   private readonly timeoutMs: number;
+  private readonly writeTimeoutMs: number;
 
   constructor(
     private readonly port: MessagePort,
-    opts: { timeoutMs?: number } = {},
+    opts: { timeoutMs?: number; writeTimeoutMs?: number } = {},
   ) {
     this.timeoutMs = opts.timeoutMs ?? PORT_REQUEST_TIMEOUT_MS;
+    this.writeTimeoutMs = opts.writeTimeoutMs ?? PORT_WRITE_TIMEOUT_MS;
     port.on('message', (m: Reply) => {
       const p = this.take(m.id);
       if (!p) return;
@@ -50,8 +69,8 @@ export class PortHttpHandler implements LocalTransport {
   }
 
   /**
-   * A request the thread does not answer within `timeoutMs` fails as a `TimeoutError` (which the
-   * SDK retries, as it retries a socket's timeout); one whose abort signal fires (a request's
+   * A read the thread does not answer within `timeoutMs` (a write: `writeTimeoutMs`) fails as a
+   * `TimeoutError` (which the SDK retries, as it retries a socket's timeout); one whose abort signal fires (a request's
    * deadline: shared/data/client.ts and signed.ts) fails then as an `AbortError`, as
    * NodeHttpHandler's does. A late answer is dropped. Until 2026-12-07 neither was honoured: a
    * thread that never answered held its caller, and the SDK's retries, for good.
@@ -73,7 +92,9 @@ export class PortHttpHandler implements LocalTransport {
     if (denied) return Promise.resolve(denied);
     return new Promise((resolve, reject) => {
       const id = this.next++;
-      const timer = setTimeout(() => this.take(id)?.reject(timedOut(this.timeoutMs)), this.timeoutMs);
+      // A write waits longer (PORT_WRITE_TIMEOUT_MS): until 2026-12-07 it timed out as a read, and the SDK applied it again.
+      const limit = READ_OPERATIONS.has(headers['x-amz-target'] ?? '') ? this.timeoutMs : this.writeTimeoutMs;
+      const timer = setTimeout(() => this.take(id)?.reject(timedOut(limit)), limit);
       const onAbort = () => this.take(id)?.reject(aborted());
       signal?.addEventListener('abort', onAbort, { once: true });
       const settle = () => {

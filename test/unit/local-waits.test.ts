@@ -3,7 +3,7 @@ import { connect } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import type { SQSEvent } from 'aws-lambda';
 import { BroadcastChannel, MessageChannel } from 'node:worker_threads';
-import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient, GetItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import type { HttpRequest } from '@smithy/types';
 import { describe, expect, it, vi } from 'vitest';
 import { startApiPool } from '../../local/api-pool.ts';
@@ -93,6 +93,67 @@ describe('a local DynamoDB request over a port the thread does not answer', () =
       expect(attempts).toBe(2);
     } finally {
       client.destroy();
+      port1.close();
+    }
+  });
+
+  it("does not fail a slow write at the reads' time limit, so the SDK does not send it again (an ADD counted twice): a write waits as long as on AWS", async () => {
+    const { port1, port2 } = new MessageChannel();
+    const asked: { id: number; headers: Record<string, string> }[] = [];
+    // The thread is slow (a busy machine): each request is answered after 400 ms, past the 100 ms limit.
+    port2.on('message', (m: { id: number; headers: Record<string, string> }) => {
+      asked.push(m);
+      setTimeout(() => port2.postMessage({ id: m.id, status: 200, headers: { 'content-type': 'application/x-amz-json-1.0' }, body: '{"Attributes":{"n":{"N":"1"}}}' }), 400);
+    });
+    const client = new DynamoDBClient({
+      endpoint: 'http://127.0.0.1:1',
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+      requestHandler: new PortHttpHandler(port1, { timeoutMs: 100 }),
+    });
+    try {
+      const counted = await within(
+        client
+          .send(
+            new UpdateItemCommand({
+              TableName: 't',
+              Key: { pk: { S: 'a' }, sk: { S: 'b' } },
+              UpdateExpression: 'ADD n :one',
+              ExpressionAttributeValues: { ':one': { N: '1' } },
+              ReturnValues: 'UPDATED_NEW',
+            }),
+          )
+          .then(
+            (r) => r.Attributes,
+            (e: unknown) => e,
+          ),
+        5000,
+      );
+      // Until this fix the write failed at 100 ms as a TimeoutError and the SDK sent the ADD again (and again): each applied.
+      expect(counted).toEqual({ n: { N: '1' } });
+      expect(asked.map((m) => m.headers['x-amz-target'])).toEqual(['DynamoDB_20120810.UpdateItem']);
+    } finally {
+      client.destroy();
+      port1.close();
+    }
+  });
+
+  it('fails a write no one answers at the write time limit (what AWS waits: the client socket timeout)', async () => {
+    const { port1 } = new MessageChannel();
+    const handler = new PortHttpHandler(port1, { timeoutMs: 100, writeTimeoutMs: 600 });
+    try {
+      const write: HttpRequest = { ...getItem(), headers: { 'x-amz-target': 'DynamoDB_20120810.PutItem', 'content-type': 'application/x-amz-json-1.0' } };
+      const started = Date.now();
+      const failure = await within(
+        handler.handle(write).then(
+          () => 'answered',
+          (e: unknown) => e,
+        ),
+        5000,
+      );
+      expect(failure).toMatchObject({ name: 'TimeoutError', message: 'local DynamoDB: no answer within 600 ms' });
+      expect(Date.now() - started).toBeGreaterThanOrEqual(550);
+    } finally {
       port1.close();
     }
   });
