@@ -61,6 +61,10 @@ export function answerSpawnCall(m: { type?: string }, worker: Worker): void {
   // As shared/recs/launcher.ts spawnInThisThread starts it. Its end is posted to the thread; one
   // since ended gets nothing, and the process is reaped here all the same.
   const child = spawn(process.execPath, c.args, { cwd: c.cwd, env: c.env, stdio: ['ignore', 'inherit', 'inherit'] });
+  // Reaped while this process runs (its end still comes), but not kept alive for it: held by the
+  // thread, the task let the process end once the stack closed; held here (ref'd), a closed stack's
+  // process (a test's, bin/fuzz.ts) ran on until the task ended.
+  child.unref();
   child.once('spawn', () => worker.postMessage({ type: 'task-spawned', id: c.id, pid: child.pid ?? 0 } satisfies SpawnDone));
   child.once('error', (e) => worker.postMessage({ type: 'task-spawned', id: c.id, error: String(e) } satisfies SpawnDone));
   child.once('exit', () => worker.postMessage({ type: 'task-exited', id: c.id } satisfies SpawnDone));

@@ -267,16 +267,17 @@ export function childProcessLauncher(opts: { heapMb?: number } = {}): TaskLaunch
     async inspect(ref) {
       const pid = Number(/^pid (\d+)$/.exec(ref)?.[1]);
       if (!Number.isSafeInteger(pid) || pid <= 0) return { state: 'gone', reason: `${ref} names no process` };
-      // Asked from another thread than the one that started it (the maintenance pass; the worker's
-      // thread reaps the process) or after a restart: signal 0 asks whether the process is there.
+      // Asked from another thread than the one that started it (the maintenance pass; the local
+      // stack's main thread reaps the process: local/task-spawn.ts) or after a restart: signal 0
+      // asks whether the process is there.
       try {
         process.kill(pid, 0);
       } catch (e) {
         return (e as NodeJS.ErrnoException).code === 'EPERM' ? { state: 'running' } : { state: 'stopped', reason: 'the process is gone' };
       }
-      // Signal 0 reaches an exited process nothing has reaped too: one the local training worker's
-      // thread started before that thread was ended at its time limit (local/threaded-handler.ts),
-      // since only the thread that spawned a process reaps it. Until 2026-12-07 such a task, once
+      // Signal 0 reaches an exited process nothing has reaped too: one a thread started itself
+      // (spawnInThisThread) before that thread was ended, since only the thread that spawned a
+      // process reaps it (the local stack's threads have its main thread start them since e9fd0966). Until 2026-12-07 such a task, once
       // killed (out of memory), was taken for running, and its run stayed InProgress for good.
       return (await exitedUnreaped(pid)) ? { state: 'stopped', reason: 'the process is gone (exited)' } : { state: 'running' };
     },

@@ -239,4 +239,21 @@ describe('a local task process whose worker thread was ended while it ran', () =
     expect(stateOf(pid)).not.toBe('gone');
     await vi.waitFor(() => expect(stateOf(pid)).toBe('gone'), { timeout: 5000, interval: 100 });
   });
+
+  it('does not keep the process alive once its thread ended (as it did not when the thread held it): a closed stack exits while a task runs on', async () => {
+    const processes = () => process.getActiveResourcesInfo().filter((r) => r === 'ProcessWrap').length;
+    const before = processes();
+    const modulePath = fileURLToPath(new URL('../helpers/task-spawning-worker.ts', import.meta.url));
+    const worker = await threadedHandler('workers/train', { modulePath });
+    const answer = await worker.handler({ Records: [{ body: '20000' } as SQSEvent['Records'][number]] }, {} as never);
+    const pid = Number(answer?.batchItemFailures[0]?.itemIdentifier);
+    expect(pid).toBeGreaterThan(0);
+    await worker.close();
+    try {
+      // Until this fix the main thread held the task process's handle, and the process ran on for the task's 20 s.
+      expect(processes()).toBe(before);
+    } finally {
+      process.kill(pid);
+    }
+  });
 });
