@@ -21,7 +21,7 @@ const handlers = new Map(await Promise.all(modules.map(async (m) => [m, await lo
 
 const queueDone = useMainThreadQueue(port);
 // Its task processes are started by the main thread, which reaps them (task-spawn.ts).
-const spawnDone = await useMainThreadSpawner(port);
+const spawnDone = useMainThreadSpawner(port);
 
 port.on('message', async (m: ToApiThread) => {
   if (queueDone(m) || spawnDone(m) || m.type !== 'invoke') return;

@@ -7,6 +7,8 @@
  */
 import { spawn } from 'node:child_process';
 import type { MessagePort, Worker } from 'node:worker_threads';
+// Not launcher.ts: a handler thread sets its spawner before it says ready, without loading the training code.
+import { useTaskSpawner } from '../shared/recs/task-spawner.ts';
 
 /** A thread's request to start a task process. */
 type SpawnCall = { type: 'task-spawn'; id: number; args: string[]; cwd: string; env: Record<string, string | undefined> };
@@ -18,9 +20,7 @@ export type SpawnDone = { type: 'task-spawned'; id: number; pid?: number; error?
  * the handler of the main thread's messages, which takes its answers and says whether the
  * message was one.
  */
-export async function useMainThreadSpawner(port: MessagePort): Promise<(m: { type?: string }) => boolean> {
-  // Imported here, in the thread: training code is not loaded into the main thread before the stack's settings are.
-  const { useTaskSpawner } = await import('../shared/recs/launcher.ts');
+export function useMainThreadSpawner(port: MessagePort): (m: { type?: string }) => boolean {
   const calls = new Map<number, { spawned: (r: { pid?: number; error?: string }) => void; exited: () => void }>();
   let next = 0;
   useTaskSpawner(

@@ -20,7 +20,7 @@ if (!port) throw new Error('worker-thread.ts runs as a worker thread');
 // Its sends (the embedding worker's messages for items of another vector width) go to the main thread's queues.
 const queueDone = useMainThreadQueue(port);
 // Its task processes are started by the main thread, which reaps them (task-spawn.ts).
-const spawnDone = await useMainThreadSpawner(port);
+const spawnDone = useMainThreadSpawner(port);
 
 port.on('message', async (msg: { type: 'invoke'; id: number; event: SQSEvent } | QueueDone) => {
   if (queueDone(msg) || spawnDone(msg) || msg.type !== 'invoke') return;

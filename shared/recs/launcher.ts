@@ -6,7 +6,7 @@
  * status, logs and progress as the worker would (runTraining), and decides auto-promotion.
  */
 import { nowSeconds as now } from '../clock.ts';
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
@@ -28,6 +28,7 @@ import {
   WORKER_RUN_LOST_SECONDS,
 } from '../domain/training-runs.ts';
 import type { EventStore } from '../domain/types.ts';
+import { spawnTask } from './task-spawner.ts';
 import type { WorkQueue } from '../queue/messages.ts';
 import { logger } from '../observability.ts';
 import { errorMessage } from '../domain/errors.ts';
@@ -207,37 +208,9 @@ const LOCAL_TASK_CHECKS = fileURLToPath(new URL('../../local/task-grants.ts', im
 /** The repository, where `--import tsx` resolves. */
 const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
-/**
- * Starts a local task process (node with `args`), its output going to this process's; answers its
- * pid once it runs, and when it exited.
- */
-export type TaskSpawner = (args: string[], opts: { cwd: string; env: Record<string, string | undefined> }) => Promise<{ pid: number; exited: Promise<void> }>;
-
-/** The task process as a child of this thread. */
-export const spawnInThisThread: TaskSpawner = async (args, opts) => {
-  const child = spawn(process.execPath, args, { cwd: opts.cwd, env: opts.env, stdio: ['ignore', 'inherit', 'inherit'] });
-  await new Promise<void>((resolve, reject) => {
-    child.once('spawn', resolve);
-    child.once('error', reject);
-  });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  return { pid: child.pid ?? 0, exited };
-};
-
-let taskSpawner: TaskSpawner = spawnInThisThread;
-
-/**
- * How this thread starts local task processes (this thread by default). Only the thread that
- * spawned a process reaps it: the local stack's handler threads have its main thread start them
- * (local/task-spawn.ts), since a handler thread can be ended while its task runs (the training
- * worker at its time limit), and its task, once exited, stayed a zombie while the stack ran.
- */
-export function useTaskSpawner(spawner: TaskSpawner | undefined): void {
-  taskSpawner = spawner ?? spawnInThisThread;
-}
-
-/** Starts a local task process as this thread's spawner does (`useTaskSpawner`). */
-export const spawnTask: TaskSpawner = (args, opts) => taskSpawner(args, opts);
+// How a local task process is started (this thread, or the local stack's main thread): a module
+// of its own, which a handler thread loads without this one's (task-spawner.ts).
+export { spawnInThisThread, spawnTask, type TaskSpawner, useTaskSpawner } from './task-spawner.ts';
 
 /**
  * Locally: the task as a child process of this one (node with tsx, the same entry point the
@@ -251,7 +224,7 @@ export function childProcessLauncher(opts: { heapMb?: number } = {}): TaskLaunch
     async launch({ tenant, jobName, token }) {
       const known = started.get(token);
       if (known) return known;
-      const child = await taskSpawner([`--max-old-space-size=${opts.heapMb ?? 10240}`, '--import', 'tsx', '--import', LOCAL_TASK_CHECKS, TASK_ENTRY], {
+      const child = await spawnTask([`--max-old-space-size=${opts.heapMb ?? 10240}`, '--import', 'tsx', '--import', LOCAL_TASK_CHECKS, TASK_ENTRY], {
         cwd: REPO_ROOT,
         // Without ECS_CONTAINER_METADATA_URI_V4: the task names itself by it (train-task.ts
         // `ownTaskRef`), and a stack run inside an ECS task (a dev or CI container) would hand it

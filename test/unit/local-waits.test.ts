@@ -240,6 +240,20 @@ describe('a local task process whose worker thread was ended while it ran', () =
     await vi.waitFor(() => expect(stateOf(pid)).toBe('gone'), { timeout: 5000, interval: 100 });
   });
 
+  it("does not hold a worker thread's `ready` on loading the training launcher: the thread says it in the turn its module loaded", async () => {
+    // A module that ends its thread 1 ms after it loads (flaky-start-worker.ts): only a thread
+    // that says ready in that same turn starts. Until this fix every handler thread imported
+    // shared/recs/launcher.ts (0.5 to 1 s of modules here) after its handler, to give it the
+    // main thread's spawner, and such a thread ended before it was ready.
+    const modulePath = fileURLToPath(new URL('../helpers/flaky-start-worker.ts', import.meta.url));
+    process.env.RECSEARCH_TEST_EXIT_AFTER_MS = '1';
+    // The thread takes the environment as it is made (synchronously): its replacements start without it.
+    const starting = threadedHandler('workers/embed', { modulePath });
+    delete process.env.RECSEARCH_TEST_EXIT_AFTER_MS;
+    const worker = await starting;
+    await worker.close();
+  });
+
   it('does not keep the process alive once its thread ended (as it did not when the thread held it): a closed stack exits while a task runs on', async () => {
     const processes = () => process.getActiveResourcesInfo().filter((r) => r === 'ProcessWrap').length;
     const before = processes();
