@@ -1,6 +1,7 @@
 // TransactWriteItems in dynalite, which has no transactions (installed on each dynalite server by
 // the places that start one: dynamo.ts, dynalite-thread.mjs). The control records' changes write
 // their audit entries in one transaction with them (shared/data/console.ts), as on DynamoDB.
+import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { oversizeIndexKey } from './dynalite-key-sizes.mjs';
@@ -40,6 +41,7 @@ const TARGET = 'DynamoDB_20120810.TransactWriteItems';
  */
 export function answerTransactions(server) {
   const store = created;
+  const tokens = new Map();
   const [handle] = server.listeners('request');
   server.removeAllListeners('request');
   server.on('request', (req, res) => {
@@ -53,13 +55,57 @@ export function answerTransactions(server) {
       } catch {
         return send(res, 400, { __type: 'com.amazon.coral.service#SerializationException' });
       }
+      const token = typeof data?.ClientRequestToken === 'string' ? data.ClientRequestToken : undefined;
+      const known = token === undefined ? undefined : sameToken(tokens, token, data);
+      if (known) return send(res, 400, known);
+      if (known === null) return send(res, 200, {});
       transact(store, data, (err, out) => {
+        if (token !== undefined) endToken(tokens, token, !err);
         if (err?.statusCode) return send(res, err.statusCode, err.body);
         if (err) return send(res, 500, { __type: 'com.amazonaws.dynamodb.v20120810#InternalServerError', message: String(err) });
         send(res, 200, out);
       });
     });
   });
+}
+
+/**
+ * DynamoDB's idempotency window: a TransactWriteItems that succeeded is answered success, and
+ * written no more, when its ClientRequestToken comes again within 10 minutes of its end. The SDK
+ * sets one token per call and sends it again with each retry (a write timed out on the port,
+ * dynamo-port.ts; a 5xx): until 2026-12-07 each retry was run again, its conditions failing on
+ * its own first write and its ADDs counted twice.
+ */
+const IDEMPOTENCY_MS = 10 * 60_000;
+
+/**
+ * What a transaction under `token` gets before it runs: undefined (run it; its token is now
+ * in progress), null (it succeeded before: success, nothing written), or DynamoDB's error body
+ * (the token came with other writes, or its first call is still running).
+ */
+function sameToken(tokens, token, data) {
+  const now = Date.now();
+  for (const [t, e] of tokens) if (e.until !== undefined && e.until < now) tokens.delete(t);
+  const { ClientRequestToken: _, ...rest } = data;
+  const params = createHash('sha256').update(JSON.stringify(rest)).digest('hex');
+  const known = tokens.get(token);
+  if (!known) {
+    // In progress (no `until`) until it ends.
+    tokens.set(token, { params, until: undefined });
+    return undefined;
+  }
+  if (known.params !== params) {
+    return { __type: 'com.amazonaws.dynamodb.v20120810#IdempotentParameterMismatchException', message: 'Request token is already used by a different request' };
+  }
+  // Sent again while its first call runs: DynamoDB's answer, which the SDK retries.
+  if (known.until === undefined) return { __type: 'com.amazonaws.dynamodb.v20120810#TransactionInProgressException', message: 'Transaction is in progress' };
+  return null;
+}
+
+/** The transaction under `token` ended: a success is kept for the idempotency window; a failure is run again when sent again. */
+function endToken(tokens, token, succeeded) {
+  if (succeeded) tokens.set(token, { ...tokens.get(token), until: Date.now() + IDEMPOTENCY_MS });
+  else tokens.delete(token);
 }
 
 function send(res, status, data) {
