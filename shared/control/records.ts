@@ -29,7 +29,7 @@ import { STARTING_SECONDS, type Experiment, type ExperimentStatus, type RerankCo
 /** What the control plane needs of storage. */
 export type ControlPorts = Pick<
   ConsoleStore,
-  'get' | 'list' | 'page' | 'contextPage' | 'nextId' | 'put' | 'create' | 'replace' | 'update' | 'remove' | 'removed' | 'controlConfig' | 'auditId' | 'auditPage'
+  'get' | 'list' | 'openExperiments' | 'page' | 'contextPage' | 'nextId' | 'put' | 'create' | 'replace' | 'update' | 'remove' | 'removed' | 'controlConfig' | 'auditId' | 'auditPage'
 >;
 
 /** Who asks: the tenant, and the API key's prefix (the audit trail's actor). */
@@ -474,9 +474,12 @@ const variantsOf = (vs: S.ExperimentBody['variants']): Variant[] =>
     return { name: v.name, endpoint_name: v.endpoint_name, traffic_percent: v.traffic_percent, ...(Object.keys(own).length ? { rerank: own } : {}) };
   });
 
-/** Other experiments of the context that are Running (those whose start is still being checked too). */
+/**
+ * Other experiments of the context that are Running (those whose start is still being checked too):
+ * read from the Draft and Running ones (until 2026-12-07 from a list of all, Stopped ones too).
+ */
 async function runningOthers(c: ControlPorts, tenant: string, exp: Experiment): Promise<Stored<Experiment>[]> {
-  const all = await c.list<Stored<Experiment>>(tenant, 'experiment');
+  const all = await c.openExperiments<Stored<Experiment>>(tenant);
   return all.filter((e) => e.context_id === exp.context_id && e.status === 'Running' && e.id !== exp.id);
 }
 const runningBesides = async (c: ControlPorts, tenant: string, exp: Experiment): Promise<number[]> => (await runningOthers(c, tenant, exp)).map((e) => e.id);

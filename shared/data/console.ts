@@ -346,9 +346,11 @@ export function dynamoConsoleStore(t: TableRef): ConsoleStore {
   /**
    * Stopped experiments left in the control partition (stopped before 2026-12-07, or by a writer of
    * then during an upgrade) moved to the Stopped ones', each as read (its revision and status).
+   * Run by `list` (an erasure's) and `openExperiments` (a start's check of the others, while
+   * serving assigns none of the context's experiments) on the control partition's rows they read
+   * (not by a page of them: `GET /api/experiments` may not write).
    * Up to MOVES_PER_LIST a list (a tenant's thousands of them are moved over several lists, not in
-   * one request), MOVES_AT_ONCE at a time: a start's check of the others lists them while serving
-   * assigns none of the context's experiments (until 2026-12-07 one after another, 100
+   * one request), MOVES_AT_ONCE at a time (until 2026-12-07 one after another, 100
    * transactions in a row). One changed meanwhile stays where it is for a later list; the control
    * config leaves them out wherever they are. Upkeep, not the list's own work: a move that fails
    * (the table refusing writes) fails nothing (until 2026-12-07 it failed the list, and with it a
@@ -478,6 +480,14 @@ export function dynamoConsoleStore(t: TableRef): ConsoleStore {
         .sort((a, b) => byIdOf(a) - byIdOf(b))
         .filter(live)
         .map((r) => stripKeys(r) as T);
+    },
+    async openExperiments<T extends ConsoleRecord>(tenant: string) {
+      // The control partition's experiments only (until 2026-12-07 a start's check listed them all,
+      // the Stopped ones' partition too, up to 7 times a start): a Stopped one left there is left
+      // out, and moved out (so the next read finds it no more).
+      const rows = await queryUpTo(t, { ...ofKind(tenant, 'experiment'), ConsistentRead: true }, WHOLE);
+      await moveStoppedOut(tenant, rows);
+      return rows.filter((r) => live(r) && r.status !== 'Stopped').map((r) => stripKeys(r) as T);
     },
     async servingConfig(tenant) {
       const rows = await queryUpTo(t, { ...Endpoint.indexes.primary.query({ tenant }), ConsistentRead: true }, WHOLE);

@@ -167,6 +167,13 @@ export interface ConsoleStore {
   create(tenant: string, kind: ConsoleKind, rec: ConsoleRecord, cap: number, audited?: Audited): Promise<boolean>;
   get<T extends ConsoleRecord>(tenant: string, kind: ConsoleKind, id: number): Promise<T | undefined>;
   list<T extends ConsoleRecord>(tenant: string, kind: ConsoleKind): Promise<T[]>;
+  /**
+   * The tenant's Draft and Running experiments, bookkeeping fields (`_starting`) kept, in id order:
+   * one (strongly consistent) Query of the control partition's experiments, reading no Stopped
+   * one's row but those left there from before 2026-12-07 (which it leaves out, and moves out, as
+   * `list` does).
+   */
+  openExperiments<T extends ConsoleRecord>(tenant: string): Promise<T[]>;
   /** The tenant's event types, endpoints and erased users, in one read (training and erasure read every marker). */
   servingConfig(tenant: string): Promise<{ event_type: ConsoleRecord[]; endpoint: ConsoleRecord[]; erased_user: ErasedUser[] }>;
   /**

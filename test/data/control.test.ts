@@ -824,7 +824,7 @@ describe('Stopped experiments out of the partition serving reads', () => {
       [a.id, 'Draft'],
       [b.id, 'Stopped'],
     ]);
-    // A list (a start's check of the others) moves it out.
+    // A list (an erasure's; a start's check of the others too) moves it out.
     expect((await c.list<Stored>(T, 'experiment')).map((e) => [e.id, e.status])).toEqual([
       [a.id, 'Draft'],
       [b.id, 'Stopped'],
@@ -834,6 +834,56 @@ describe('Stopped experiments out of the partition serving reads', () => {
     expect(rows()).toBe(2);
     expect((await c.get<Stored>(T, 'experiment', b.id))?.stopped_at).toBe(2);
     expect((await c.page<Stored>(T, 'experiment', { limit: 5 })).rows.map((e) => e.id)).toEqual([a.id, b.id]);
+  });
+});
+
+describe("a start's check of the others", () => {
+  type Stored = Experiment & ConsoleRecord & { _rev: number };
+  /** The console store over the test table, counting the rows its Queries read. */
+  function rowsCounted(): { c: ConsoleStore; rows: () => number } {
+    let n = 0;
+    const signed = {
+      ...db.table.signed,
+      query: async (input: Parameters<typeof db.table.signed.query>[0]) => {
+        const out = await db.table.signed.query(input);
+        n += out.ScannedCount ?? out.Items?.length ?? 0;
+        return out;
+      },
+    };
+    return { c: dynamoConsoleStore({ ...db.table, signed }), rows: () => n };
+  }
+  /** Rows read by a start that holds and a start refused (another Running: 409, read again as starts settle), in a tenant with `stopped` Stopped experiments. */
+  async function rowsOfStarts(tenant: string, stopped: number): Promise<number> {
+    const c = db.stores.console;
+    const { ctx, a, b } = await twoDrafts(c, tenant);
+    for (let k = 0; k < stopped; k++) {
+      const e = await createExperiment(c, { tenant }, fiftyFifty(ctx.id));
+      await updateExperiment(c, { tenant }, e.id, { status: 'Running' });
+      await updateExperiment(c, { tenant }, e.id, { status: 'Stopped' });
+    }
+    const { c: counting, rows } = rowsCounted();
+    await updateExperiment(counting, { tenant }, a.id, { status: 'Running' });
+    await expect(updateExperiment(counting, { tenant }, b.id, { status: 'Running' })).rejects.toMatchObject({ code: 'experiment_running' });
+    return rows();
+  }
+
+  it('reads the Draft and Running experiments, not the Stopped ones: its reads do not grow with the experiments a tenant ran', async () => {
+    // Until 2026-12-07 each check listed every experiment, the Stopped ones' partition too (12 rows more a check here).
+    expect(await rowsOfStarts('start-reads-stopped', 12)).toBe(await rowsOfStarts('start-reads-none', 0));
+  });
+
+  it('moves a Stopped experiment left in the control partition (before 2026-12-07) out of it, and starts as before', async () => {
+    const c = db.stores.console;
+    const T = 'start-moves-stopped';
+    const { a, b } = await twoDrafts(c, T);
+    const cur = (await c.get<Stored>(T, 'experiment', b.id)) as Stored;
+    await put(db.table, { ...ExperimentRecord.key({ tenant: T, id: b.id }), ...cur, status: 'Stopped', started_at: 1, stopped_at: 2, _rev: cur._rev + 2 });
+    await updateExperiment(c, { tenant: T }, a.id, { status: 'Running' });
+    // Serving's read: the context's marker and A; B moved out.
+    const { c: counting, rows } = rowsCounted();
+    expect((await counting.controlConfig(T)).experiments.map((e) => [e.id, e.status])).toEqual([[a.id, 'Running']]);
+    expect(rows()).toBe(2);
+    expect((await c.get<Stored>(T, 'experiment', b.id))?.stopped_at).toBe(2);
   });
 });
 
