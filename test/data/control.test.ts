@@ -29,6 +29,20 @@ function counted(): { c: ConsoleStore; queries: () => number } {
   return { c: dynamoConsoleStore({ ...db.table, signed }), queries: () => n };
 }
 
+/** The console store over the test table, counting the rows its Queries read. */
+function rowsCounted(): { c: ConsoleStore; rows: () => number } {
+  let n = 0;
+  const signed = {
+    ...db.table.signed,
+    query: async (input: Parameters<typeof db.table.signed.query>[0]) => {
+      const out = await db.table.signed.query(input);
+      n += out.ScannedCount ?? out.Items?.length ?? 0;
+      return out;
+    },
+  };
+  return { c: dynamoConsoleStore({ ...db.table, signed }), rows: () => n };
+}
+
 type StoredSegment = Segment & ConsoleRecord;
 
 const rule = (id: number, extra: Record<string, unknown> = {}) => ({
@@ -744,19 +758,6 @@ describe("segment membership's read of a user's events", () => {
 });
 
 describe('Stopped experiments out of the partition serving reads', () => {
-  /** The console store over the test table, counting the rows its Queries read. */
-  function rowsCounted(): { c: ConsoleStore; rows: () => number } {
-    let n = 0;
-    const signed = {
-      ...db.table.signed,
-      query: async (input: Parameters<typeof db.table.signed.query>[0]) => {
-        const out = await db.table.signed.query(input);
-        n += out.ScannedCount ?? out.Items?.length ?? 0;
-        return out;
-      },
-    };
-    return { c: dynamoConsoleStore({ ...db.table, signed }), rows: () => n };
-  }
   type Stored = Experiment & ConsoleRecord & { _rev: number };
 
   it("controlConfig reads no Stopped experiment's row, however many: the listing, a read and the audit trail show them as before", async () => {
@@ -839,19 +840,6 @@ describe('Stopped experiments out of the partition serving reads', () => {
 
 describe("a start's check of the others", () => {
   type Stored = Experiment & ConsoleRecord & { _rev: number };
-  /** The console store over the test table, counting the rows its Queries read. */
-  function rowsCounted(): { c: ConsoleStore; rows: () => number } {
-    let n = 0;
-    const signed = {
-      ...db.table.signed,
-      query: async (input: Parameters<typeof db.table.signed.query>[0]) => {
-        const out = await db.table.signed.query(input);
-        n += out.ScannedCount ?? out.Items?.length ?? 0;
-        return out;
-      },
-    };
-    return { c: dynamoConsoleStore({ ...db.table, signed }), rows: () => n };
-  }
   /** Rows read by a start that holds and a start refused (another Running: 409, read again as starts settle), in a tenant with `stopped` Stopped experiments. */
   async function rowsOfStarts(tenant: string, stopped: number): Promise<number> {
     const c = db.stores.console;
