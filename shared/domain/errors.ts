@@ -5,8 +5,23 @@
  */
 export type FieldErrors = Record<string, string[]>;
 
-/** What a caught value says: an Error's message, anything else (a thrown string, a rejection's value) as text. */
-export const errorMessage = (e: unknown): string => (e instanceof Error ? e.message : String(e));
+/**
+ * What a caught value says: an Error's message, anything else (a thrown string, a rejection's value) as text.
+ * Never throws (it is called in catch blocks and logs): a value `String` cannot convert (an object with
+ * no prototype, or whose `toString` throws or returns an object) is named by its type instead.
+ */
+export const errorMessage = (e: unknown): string => {
+  try {
+    if (e instanceof Error) return typeof e.message === 'string' ? e.message : String(e.message);
+    return String(e);
+  } catch {
+    try {
+      return Object.prototype.toString.call(e);
+    } catch {
+      return typeof e;
+    }
+  }
+};
 
 export class DomainError extends Error {
   constructor(
