@@ -3,7 +3,7 @@ import { PASS_EVENT_BUDGET, type PassBudget, refreshSegmentSizes, type SegmentSi
 import type { ExposureStore } from './control/exposures.ts';
 import type { Stores } from './data/index.ts';
 import { decideAutoPromotion, decideLeftPromotions, startDueRuns } from './domain/automation.ts';
-import { sweepErasures } from './domain/erasure.ts';
+import { ErasureSweepsFailed, sweepErasures } from './domain/erasure.ts';
 import { logger } from './observability.ts';
 import type { WorkQueue } from './queue/messages.ts';
 import { sweepTaskRuns, type TaskLauncher } from './recs/launcher.ts';
@@ -132,7 +132,12 @@ export async function maintenancePass(deps: MaintenanceDeps, now: number) {
     try {
       swept += await sweepErasures({ ...s, exposures: deps.exposures, blobs: deps.blobs }, tenant, now, passUntil);
     } catch (e) {
-      failed('erasure sweep failed', tenant, e);
+      // Each user's failed sweep is logged, and the events the tenant's other sweeps deleted are counted.
+      if (!(e instanceof ErasureSweepsFailed)) failed('erasure sweep failed', tenant, e);
+      else {
+        swept += e.deleted;
+        for (const f of e.failures) logger.error('erasure sweep failed', { tenant, user_ref: f.userRef, error: errorMessage(f.error) });
+      }
     }
     try {
       segments += await refreshSegmentSizes({ console: s.console, events: deps.segmentEvents }, tenant, now, budget);

@@ -1,4 +1,4 @@
-import { randomInt } from 'node:crypto';
+import { createHash, randomInt } from 'node:crypto';
 import type { BlobStore } from '../blob.ts';
 import { nowMs, nowSeconds } from '../clock.ts';
 import { eachAtMost } from '../concurrency.ts';
@@ -7,6 +7,7 @@ import { eraseFromModels } from '../recs/erase-from-models.ts';
 import { ERASURE_SWEEP_DELAY_SECONDS, sweepBound, sweepMembersThrough, type ConsoleStore, type ErasedUser, type ErasureSweep } from './console-records.ts';
 import type { IdempotencyStore } from './idempotency.ts';
 import type { EventStore } from './types.ts';
+import { errorMessage } from './errors.ts';
 
 /*
  * Erasure of a user (DELETE /api/users/{user_id}). Their events are deleted from the table, so
@@ -170,8 +171,11 @@ export const ERASURE_FINISHED_BY_SECONDS = 300;
  * (serving, the lists and an ingest's retry went on as if none had begun; the models kept the
  * user) and removed the row; and a pass that read the row just before the marker landed removed
  * it, so that erasure, cut off later, was finished by nothing.
- * One user's sweep that fails leaves the others to go on, and the first failure is thrown once they
- * have (the pass logs it). Returns the events deleted.
+ * One user's sweep that fails leaves the others to go on; once they have, `ErasureSweepsFailed` is
+ * thrown, naming every failed sweep (its user as `userRef`, not the id) and the events the others
+ * deleted (the pass logs each failure and counts those). Until 2026-12-07 only the first failure was
+ * thrown and the others' deletions were lost from the pass's count: a second user's sweep failing
+ * every pass never showed in the logs. Returns the events deleted.
  */
 export async function sweepErasures(
   deps: { console: ConsoleStore; events: EventStore; idempotency: IdempotencyStore; exposures: Pick<ExposureStore, 'forgetUser'>; blobs: BlobStore },
@@ -180,7 +184,7 @@ export async function sweepErasures(
   until = Number.POSITIVE_INFINITY,
 ): Promise<number> {
   let deleted = 0;
-  let failed: { error: unknown } | undefined;
+  const failures: SweepFailure[] = [];
   let experiments: Promise<number[]> | undefined;
   // Read once for all the tenant's sweeps; a failed read is not kept (until 2026-12-07 it was, and
   // one throttled read failed every sweep after it in the pass): the next sweep reads them again.
@@ -206,11 +210,34 @@ export async function sweepErasures(
       // leaves the others' sweeps to go on (its row stays due); the pass reports it once they have
       // (until 2026-12-07 it ended the tenant's sweeps, and one failing every pass held back every
       // user after it for good).
-      failed ??= { error };
+      failures.push({ userRef: userRef(sweep.user_id), error });
     }
   }
-  if (failed !== undefined) throw failed.error;
+  if (failures.length > 0) throw new ErasureSweepsFailed(deleted, failures);
   return deleted;
+}
+
+/** One user's failed sweep (`sweepErasures`): the user as `userRef`, and what it threw. */
+export interface SweepFailure {
+  userRef: string;
+  error: unknown;
+}
+
+/**
+ * How logs name an erased user: the first 16 hex digits of the SHA-256 of the id, never the id
+ * itself (the erasure removes it; an operator holding the id can compute the same to find its lines).
+ */
+export const userRef = (userId: string): string => createHash('sha256').update(userId).digest('hex').slice(0, 16);
+
+/** Thrown by `sweepErasures` once its sweeps have run when some failed: each failure, and the events the others deleted. */
+export class ErasureSweepsFailed extends Error {
+  constructor(
+    readonly deleted: number,
+    readonly failures: readonly SweepFailure[],
+  ) {
+    super(failures.map((f) => errorMessage(f.error)).join('; '), { cause: failures[0]?.error });
+    this.name = 'ErasureSweepsFailed';
+  }
 }
 
 /** One due sweep (`sweepErasures`), within `share` (a `performance.now()` time); returns the events it deleted. */

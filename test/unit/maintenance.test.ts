@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { Stores } from '../../shared/data/index.ts';
-import { ERASURE_SWEEP_DELAY_SECONDS } from '../../shared/domain/erasure.ts';
+import { ERASURE_SWEEP_DELAY_SECONDS, userRef } from '../../shared/domain/erasure.ts';
 import { maintenancePass, PASS_BUDGET_MS, type MaintenanceDeps } from '../../shared/maintenance.ts';
 import { logger } from '../../shared/observability.ts';
 import type { WorkMessage } from '../../shared/queue/messages.ts';
@@ -229,6 +229,40 @@ describe('the maintenance pass: segment size estimates and search folds across t
       expect(swept).toEqual(['a', 'b']);
     } finally {
       now.mockRestore();
+    }
+  });
+
+  it("logs every user's failed erasure sweep (by its user's ref, not the id) and counts the events the tenant's other sweeps deleted", async () => {
+    // Found by a review (2026-12-07): sweepErasures threw the first failure only, so the pass counted
+    // none of the events the tenant's other sweeps deleted, and a second user's sweep failing every
+    // pass never showed in the logs.
+    const NOW = 1_800_000_000;
+    const pending = ['fails-1', 'ok-1', 'fails-2', 'ok-2'].map((user_id) => ({ user_id, due_at: NOW - 1, events_through: 9 }));
+    const deps = idleTenants({
+      tenants: ['a'],
+      console: {
+        erasureSweeps: async () => [...pending],
+        erasedUser: async () => ({ completed_at: NOW - 61 }),
+        removeErasureSweep: async () => undefined,
+      },
+    });
+    (deps.stores as unknown as { events: object }).events = {
+      eraseUser: async (_t: string, user: string) => {
+        if (user.startsWith('fails')) throw new Error(`${user === 'fails-1' ? 'first' : 'second'} throttled`);
+        return { deleted: 3, through: 9 };
+      },
+    };
+    const errors = vi.spyOn(logger, 'error').mockImplementation(() => undefined);
+    try {
+      expect((await maintenancePass(deps, NOW)).swept).toBe(6);
+      const logged = errors.mock.calls.filter((c) => c[0] === 'erasure sweep failed').map((c) => c[1]);
+      expect(logged).toEqual([
+        { tenant: 'a', user_ref: userRef('fails-1'), error: 'first throttled' },
+        { tenant: 'a', user_ref: userRef('fails-2'), error: 'second throttled' },
+      ]);
+      expect(JSON.stringify(logged)).not.toContain('fails-');
+    } finally {
+      errors.mockRestore();
     }
   });
 
