@@ -51,23 +51,28 @@ export interface QueryCacheStats {
  * Starts dynalite on loopback in a thread of its own (the local stack's database); with `path`,
  * data persists in that folder (LevelDB). Besides its TCP endpoint, threads of this process
  * reach it over MessagePorts (`connectLocalDynamo`, dynamo-port.ts).
+ * `threadScript` (tests) runs another script in its place.
  */
 export async function startDynaliteThread(
-  opts: { path?: string; port?: number; onStopped?: (reason: string) => void; closeTimeoutMs?: number } = {},
+  opts: { path?: string; port?: number; onStopped?: (reason: string) => void; closeTimeoutMs?: number; threadScript?: URL } = {},
 ): Promise<LocalDynamo & { openIterators(): Promise<number>; queryCache(): Promise<QueryCacheStats> }> {
   // Its young generation as the API threads' (young-generation.ts): the database's collections
   // pause every request waiting on it.
-  const worker = new Worker(new URL('./dynalite-thread.mjs', import.meta.url), {
+  const worker = new Worker(opts.threadScript ?? new URL('./dynalite-thread.mjs', import.meta.url), {
     workerData: { path: opts.path, port: opts.port },
     resourceLimits: { maxYoungGenerationSizeMb: SERVING_YOUNG_GENERATION_MB },
   });
   let closing = false;
   let stopped = false;
-  // Watched from the start: LevelDB opens its folder while dynalite starts listening.
-  watchThread(worker, (reason) => {
-    stopped = true;
-    if (!closing) opts.onStopped?.(reason);
-  });
+  // Watched from the start: LevelDB opens its folder while dynalite starts listening. Resolves
+  // with why the thread ended (a close waits for that too).
+  const exited = new Promise<{ exited: string }>((resolve) =>
+    watchThread(worker, (reason) => {
+      stopped = true;
+      resolve({ exited: reason });
+      if (!closing) opts.onStopped?.(reason);
+    }),
+  );
   const port = await new Promise<number>((resolve, reject) => {
     const first = (m: { port?: number; error?: string }) => {
       if (m.port === undefined && m.error === undefined) return;
@@ -112,15 +117,19 @@ export async function startDynaliteThread(
       // connection with a request still arriving: dynalite's server.close waits for it) is ended
       // after the time limit: until 2026-12-07 this waited for its `closed` for good, and a start
       // that failed (which runs this too) held the process, and the data folder's next start.
+      // One that ends while it closes ends the wait: until 2026-12-07 that waited the whole limit
+      // and then said it did not close and was ended.
       if (!stopped) {
         const limit = opts.closeTimeoutMs ?? DYNALITE_CLOSE_TIMEOUT_MS;
         let timer: NodeJS.Timeout | undefined;
         const late = new Promise<'late'>((resolve) => {
           timer = setTimeout(() => resolve('late'), limit);
         });
-        const answered = await Promise.race([reply('closed', 'close'), late]).finally(() => clearTimeout(timer));
+        const answered = await Promise.race([reply<true>('closed', 'close'), late, exited]).finally(() => clearTimeout(timer));
         if (answered === 'late') {
           console.error(JSON.stringify({ level: 'WARN', message: `local DynamoDB: its thread did not close within ${limit} ms (a request still open?); it was ended` }));
+        } else if (answered !== true) {
+          console.error(JSON.stringify({ level: 'WARN', message: `local DynamoDB: its thread ended while it closed: ${answered.exited}` }));
         }
       }
       await worker.terminate();

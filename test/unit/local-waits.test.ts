@@ -33,6 +33,22 @@ describe('the local stack never waits for good on a thread that does not answer'
       socket.destroy();
     }
   });
+
+  it('stops waiting for the dynalite thread to close when the thread ends while it closes, and says it ended, not that it was ended late', async () => {
+    // Found by a review (2026-12-07): the close raced only the thread's `closed` and the time limit,
+    // so a thread that ended on its own held the close the whole limit (10 s), then said it had
+    // not closed in time and was ended.
+    const db = await startDynaliteThread({ closeTimeoutMs: 4000, threadScript: new URL('../helpers/dynalite-exits-on-close.mjs', import.meta.url) });
+    const errors = vi.spyOn(console, 'error').mockImplementation(() => undefined);
+    try {
+      expect(await within(db.close(), 2000)).toBeUndefined();
+      const said = errors.mock.calls.flat().join('\n');
+      expect(said).toMatch(/its thread ended while it closed: its thread exited \(code 3\)/);
+      expect(said).not.toMatch(/did not close within/);
+    } finally {
+      errors.mockRestore();
+    }
+  });
 });
 
 describe('a local DynamoDB request over a port the thread does not answer', () => {
