@@ -337,7 +337,16 @@ async function startStack(opts: StackOptions, dataDir: string, undo: (() => unkn
     }
     localQueues.get('training')?.resume();
   }
-  const demo: DemoRun | undefined = opts.demo && demoSeed?.startDemo({ table, queue: workQueue, tenant: credentials.tenant, file: p.demo, log: opts.demo.log });
+  const demo: DemoRun | undefined =
+    opts.demo &&
+    demoSeed?.startDemo({
+      // Its own table, whose calls its stop cuts: a seed the close stops writes nothing after.
+      table: (signal) => makeTable(LOCAL_TABLE, dynamo.endpoint, 'us-east-1', { signal }),
+      queue: workQueue,
+      tenant: credentials.tenant,
+      file: p.demo,
+      log: opts.demo.log,
+    });
 
   return {
     port: http.port,
@@ -349,7 +358,7 @@ async function startStack(opts: StackOptions, dataDir: string, undo: (() => unkn
     credentialsFile: p.credentials,
     demo: demo?.done,
     close: async () => {
-      // The seed stops between two of its steps first: it writes through this stack.
+      // The seed stops first (its database calls in flight cut, none sent after): it writes through this stack.
       if (demo && opts.demo) await stopDemo(demo, opts.demo.stopTimeoutMs ?? DEMO_STOP_TIMEOUT_MS, opts.demo.log);
       closing = true;
       clearInterval(maintenance);
@@ -370,9 +379,9 @@ async function startStack(opts: StackOptions, dataDir: string, undo: (() => unkn
 export const DEMO_STOP_TIMEOUT_MS = 30_000;
 
 /**
- * Stops the demo seed, waiting at most `limitMs`: one held in a call that does not end (a database
- * request never answered) is left, said with `log`, and the close goes on (ending the database
- * fails its call). Until 2026-12-07 the close waited for it for good.
+ * Stops the demo seed, waiting at most `limitMs`: its database calls end at the stop (its table's
+ * signal, `startDemo`), and it sends none after; one held in another call that does not end is
+ * left, said with `log`, and the close goes on. Until 2026-12-07 the close waited for it for good.
  */
 async function stopDemo(demo: DemoRun, limitMs: number, log: (line: string) => void): Promise<void> {
   let timer: NodeJS.Timeout | undefined;

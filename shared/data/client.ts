@@ -73,10 +73,39 @@ function cutAtDeadline(handler: SdkHandler): SdkHandler {
   };
 }
 
-/** Builds a document client; an explicit endpoint (local stand-in) gets dummy credentials. */
-export function makeTable(tableName: string, endpoint: string | undefined, region: string): TableRef {
+/**
+ * `handler` with `signal` as the abort signal of every request, beside any the call gives: once it
+ * fires, a request in flight is cut (its connection closed, or the local port's wait ended) and
+ * any later one refused before it is sent (`makeTable`'s `signal`).
+ */
+function abortingAt(handler: SdkHandler, signal: AbortSignal): SdkHandler {
+  return {
+    handle(request, options) {
+      if (signal.aborted) {
+        const e = new Error('the table was stopped: the request was not sent');
+        e.name = 'AbortError';
+        return Promise.reject(e);
+      }
+      const own = options?.abortSignal;
+      const abortSignal = own instanceof AbortSignal ? AbortSignal.any([own, signal]) : signal;
+      return handler.handle(request, { ...options, abortSignal });
+    },
+    ...(handler.metadata ? { metadata: handler.metadata } : {}),
+    updateHttpClientConfig: (key, value) => handler.updateHttpClientConfig?.(key, value),
+    httpHandlerConfigs: () => handler.httpHandlerConfigs?.() ?? {},
+    destroy: () => handler.destroy?.(),
+  };
+}
+
+/**
+ * Builds a document client; an explicit endpoint (local stand-in) gets dummy credentials. With
+ * `signal` (the local demo seed's stop), every request of both clients is aborted once it fires:
+ * in flight or not yet sent.
+ */
+export function makeTable(tableName: string, endpoint: string | undefined, region: string, opts: { signal?: AbortSignal } = {}): TableRef {
   // One connection pool (or local transport) for both clients: reads and writes share sockets.
-  const requestHandler = (endpoint === undefined ? undefined : localTransports.get(endpoint)) ?? new NodeHttpHandler();
+  const shared: SdkHandler = (endpoint === undefined ? undefined : localTransports.get(endpoint)) ?? new NodeHttpHandler();
+  const requestHandler = opts.signal ? abortingAt(shared, opts.signal) : shared;
   const client = new DynamoDBClient({
     region,
     ...(endpoint ? { endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, maxAttempts: 5 } : {}),
@@ -115,7 +144,7 @@ export function makeTable(tableName: string, endpoint: string | undefined, regio
   const doc = DynamoDBDocumentClient.from(client, {
     marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
   });
-  return { doc, signed: signedCalls(client, requestHandler, endpoint), tableName };
+  return { doc, signed: signedCalls(client, requestHandler, endpoint, opts.signal), tableName };
 }
 
 /** Cache of one: the container's table client. */

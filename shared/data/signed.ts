@@ -83,7 +83,7 @@ export function retryableFailure(failure: unknown, status: number | undefined): 
 const CLOCK_SKEW = new Set(['InvalidSignatureException', 'RequestTimeTooSkewed', 'RequestExpired', 'SignatureDoesNotMatch']);
 
 /** The signed calls of `client` (its region, credentials, endpoint and HTTP handler), `endpoint` if it has one. */
-export function signedCalls(client: DynamoDBClient, requestHandler: SignedRequestHandler, endpoint: string | undefined): SignedCalls {
+export function signedCalls(client: DynamoDBClient, requestHandler: SignedRequestHandler, endpoint: string | undefined, tableSignal?: AbortSignal): SignedCalls {
   const config = client.config;
   // Resolved once, at the first call: the client's region, endpoint rules and attempts.
   let setup: Promise<{ url: URL; region: string; maxAttempts: number }> | undefined;
@@ -100,9 +100,11 @@ export function signedCalls(client: DynamoDBClient, requestHandler: SignedReques
   let clockOffset = 0;
 
   async function call<T>(operation: 'GetItem' | 'BatchGetItem' | 'Query' | 'BatchWriteItem' | 'UpdateItem', input: object, callSignal?: AbortSignal): Promise<T> {
-    // A request's deadline (shared/deadline.ts) refuses the call, and its retries, once it passed.
+    // A request's deadline (shared/deadline.ts) refuses the call, and its retries, once it passed;
+    // so does the table's signal (`makeTable`'s: the local demo seed's stop).
     const deadline = deadlineSignal();
-    const signal = callSignal && deadline ? AbortSignal.any([callSignal, deadline]) : (callSignal ?? deadline);
+    const own = callSignal && deadline ? AbortSignal.any([callSignal, deadline]) : (callSignal ?? deadline);
+    const signal = tableSignal && own ? AbortSignal.any([own, tableSignal]) : (own ?? tableSignal);
     const { url, region, maxAttempts } = await (setup ??= resolve().catch((e: unknown) => {
       setup = undefined;
       throw e;

@@ -13,7 +13,11 @@ import { errorMessage } from '../domain/errors.ts';
 export interface DemoRun {
   /** The seed's summary once it finished; undefined when it was stopped or failed (and said so). */
   done: Promise<DemoSummary | undefined>;
-  /** Stops the seed between two steps and waits for it (the next start resumes it). */
+  /**
+   * Stops the seed and waits for it (the next start resumes it): between two steps, and, when its
+   * table was made with the stop's signal (`startDemo`'s `table` as a function), its database
+   * calls in flight are cut and none sent after.
+   */
   stop(): Promise<void>;
 }
 
@@ -25,7 +29,19 @@ export { planDemo };
  * tenant was created) and not finished (a start that stopped half way is resumed), else nothing.
  * Failures are reported through `log`, not thrown: the stack runs on.
  */
-export function startDemo(opts: { table: TableRef; queue: WorkQueue; tenant: string; file: string; log: (line: string) => void }): DemoRun | undefined {
+export function startDemo(opts: {
+  /**
+   * The table the seed writes, or (the local stack) one made with the seed's stop signal
+   * (`makeTable`'s `signal`): stopped, its calls in flight end then, and it sends none after. Until
+   * 2026-12-07 the seed stopped only between steps, and one held in a call the stack's close
+   * stopped waiting for (30 s) went on after the data folder's lock was released.
+   */
+  table: TableRef | ((signal: AbortSignal) => TableRef);
+  queue: WorkQueue;
+  tenant: string;
+  file: string;
+  log: (line: string) => void;
+}): DemoRun | undefined {
   const { log, file } = opts;
   let status: ReturnType<typeof demoStatus>;
   try {
@@ -43,13 +59,14 @@ export function startDemo(opts: { table: TableRef; queue: WorkQueue; tenant: str
     return undefined;
   }
   const abort = new AbortController();
-  const stores = storesFor(opts.table);
-  const exposures = dynamoExposureStore(opts.table);
-  const searchLog = dynamoSearchLogStore(opts.table);
+  const table = typeof opts.table === 'function' ? opts.table(abort.signal) : opts.table;
+  const stores = storesFor(table);
+  const exposures = dynamoExposureStore(table);
+  const searchLog = dynamoSearchLogStore(table);
   const serving = {
     search: { items: stores.items, events: stores.events, blobs: blobs(), embedder: embeddingProvider() },
     control: controlDepsOf(stores),
-    synonymSets: (tenant: string) => synonymSetsOf(opts.table, tenant),
+    synonymSets: (tenant: string) => synonymSetsOf(table, tenant),
     traffic: { exposures, recorder: searchLog, authorized: Promise.resolve() },
   };
   const deps = { stores, exposures, queue: opts.queue, tenant: opts.tenant, searching: { serving, log: searchLog } };
