@@ -56,14 +56,21 @@ interface SdkHandler {
  * own) and could still land after the 503.
  */
 function cutAtDeadline(handler: SdkHandler): SdkHandler {
+  return joiningSignal(handler, deadlineSignal);
+}
+
+/**
+ * `handler` with `signalOf()`, when it gives one, as the abort signal of each request beside any
+ * the call gives (none of this service's SDK calls gives one; one AbortSignal.any cannot take, not
+ * the platform's, would give way to it).
+ */
+function joiningSignal(handler: SdkHandler, signalOf: () => AbortSignal | undefined): SdkHandler {
   return {
     handle(request, options) {
-      const deadline = deadlineSignal();
-      if (!deadline) return handler.handle(request, options);
+      const signal = signalOf();
+      if (!signal) return handler.handle(request, options);
       const own = options?.abortSignal;
-      // A signal the call gave stays in force beside it (none of this service's SDK calls gives one; one
-      // AbortSignal.any cannot take, not the platform's, would give way to the deadline's).
-      const abortSignal = own instanceof AbortSignal ? AbortSignal.any([own, deadline]) : deadline;
+      const abortSignal = own instanceof AbortSignal ? AbortSignal.any([own, signal]) : signal;
       return handler.handle(request, { ...options, abortSignal });
     },
     ...(handler.metadata ? { metadata: handler.metadata } : {}),
@@ -79,21 +86,17 @@ function cutAtDeadline(handler: SdkHandler): SdkHandler {
  * any later one refused before it is sent (`makeTable`'s `signal`).
  */
 function abortingAt(handler: SdkHandler, signal: AbortSignal): SdkHandler {
+  const joined = joiningSignal(handler, () => signal);
   return {
+    ...joined,
     handle(request, options) {
       if (signal.aborted) {
         const e = new Error('the table was stopped: the request was not sent');
         e.name = 'AbortError';
         return Promise.reject(e);
       }
-      const own = options?.abortSignal;
-      const abortSignal = own instanceof AbortSignal ? AbortSignal.any([own, signal]) : signal;
-      return handler.handle(request, { ...options, abortSignal });
+      return joined.handle(request, options);
     },
-    ...(handler.metadata ? { metadata: handler.metadata } : {}),
-    updateHttpClientConfig: (key, value) => handler.updateHttpClientConfig?.(key, value),
-    httpHandlerConfigs: () => handler.httpHandlerConfigs?.() ?? {},
-    destroy: () => handler.destroy?.(),
   };
 }
 
