@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import type { SQSEvent } from 'aws-lambda';
-import { BroadcastChannel, MessageChannel } from 'node:worker_threads';
+import { BroadcastChannel, MessageChannel, type MessagePort } from 'node:worker_threads';
 import { DynamoDBClient, GetItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import type { HttpRequest } from '@smithy/types';
 import { describe, expect, it, vi } from 'vitest';
@@ -12,6 +12,14 @@ import { PortHttpHandler } from '../../local/dynamo-port.ts';
 import { startHandlerThread, threadedHandler } from '../../local/threaded-handler.ts';
 
 /** `p`'s outcome, or 'no answer' when it has none within `ms`. */
+/** An SDK DynamoDB client whose requests go over `port` (PortHttpHandler, its reads' time limit `timeoutMs`). */
+const portClient = (port: MessagePort, timeoutMs: number) =>
+  new DynamoDBClient({
+    endpoint: 'http://127.0.0.1:1',
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    requestHandler: new PortHttpHandler(port, { timeoutMs }),
+  });
 const within = <T>(p: Promise<T>, ms: number): Promise<T | 'no answer'> => Promise.race([p, new Promise<'no answer'>((resolve) => setTimeout(() => resolve('no answer'), ms))]);
 
 describe('the local stack never waits for good on a thread that does not answer', () => {
@@ -97,12 +105,7 @@ describe('a local DynamoDB request over a port the thread does not answer', () =
       attempts += 1;
       if (attempts > 1) port2.postMessage({ id: m.id, status: 200, headers: { 'content-type': 'application/x-amz-json-1.0' }, body: '{"Item":{"pk":{"S":"a"}}}' });
     });
-    const client = new DynamoDBClient({
-      endpoint: 'http://127.0.0.1:1',
-      region: 'us-east-1',
-      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-      requestHandler: new PortHttpHandler(port1, { timeoutMs: 200 }),
-    });
+    const client = portClient(port1, 200);
     try {
       const got = await within(client.send(new GetItemCommand({ TableName: 't', Key: { pk: { S: 'a' }, sk: { S: 'b' } } })), 5000);
       expect(got).toMatchObject({ Item: { pk: { S: 'a' } } });
@@ -121,12 +124,7 @@ describe('a local DynamoDB request over a port the thread does not answer', () =
       asked.push(m);
       setTimeout(() => port2.postMessage({ id: m.id, status: 200, headers: { 'content-type': 'application/x-amz-json-1.0' }, body: '{"Attributes":{"n":{"N":"1"}}}' }), 400);
     });
-    const client = new DynamoDBClient({
-      endpoint: 'http://127.0.0.1:1',
-      region: 'us-east-1',
-      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-      requestHandler: new PortHttpHandler(port1, { timeoutMs: 100 }),
-    });
+    const client = portClient(port1, 100);
     try {
       const counted = await within(
         client
