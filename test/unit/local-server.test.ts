@@ -150,18 +150,20 @@ describe('data directory lock', () => {
 
   it('is taken over from a process that was killed but not reaped yet (a zombie answers signals as if it ran)', async () => {
     const dir = tempDir();
-    // `sleep 0` ends at once; the shell, replaced by `sleep 30`, never waits for it.
-    const parent = spawn('sh', ['-c', 'sleep 0 & echo $!; exec sleep 30'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    // The shell, replaced by `sleep 30`, never waits for its child `sleep 1`. The child outlives the
+    // exec by a second: one that ended before it (`sleep 0`) could be reaped by the shell itself, and
+    // then never became a zombie (the test failed so once in CI, under load).
+    const parent = spawn('sh', ['-c', 'sleep 1 & echo $!; exec sleep 30'], { stdio: ['ignore', 'pipe', 'ignore'] });
     try {
       const pid = Number(await new Promise<string>((resolve) => parent.stdout.once('data', (d: Buffer) => resolve(d.toString()))));
-      for (let i = 0; i < 100 && !ended(pid); i++) await new Promise((r) => setTimeout(r, 50));
+      for (let i = 0; i < 300 && !ended(pid); i++) await new Promise((r) => setTimeout(r, 50));
       expect(ended(pid)).toBe(true);
       writeFileSync(lockFile(dir), JSON.stringify({ pid, start: startTimeOf(pid), role: 'server' }));
       lockDataDir(dir)();
     } finally {
       parent.kill();
     }
-  });
+  }, 30_000);
 
   it('says in one line that a data directory cannot be written', () => {
     expect(() => lockDataDir(join(tempDir(), 'missing'))).toThrow(/^The data directory .* cannot be written \(ENOENT/);
