@@ -25,7 +25,7 @@ import { ItemNotFound } from '../../shared/domain/errors.ts';
 import { controlDepsOf } from '../../shared/control/deps.ts';
 import { dynamoExposureStore } from '../../shared/data/experiments.ts';
 import { createContext } from '../../shared/domain/contexts.ts';
-import { blobsOver, turnsDuring } from '../helpers/fixtures.ts';
+import { blobsOver, gate, turnsDuring } from '../helpers/fixtures.ts';
 import { testTable, type TestTable } from '../helpers/table.ts';
 import { nextSecond } from '../helpers/clock.ts';
 
@@ -671,11 +671,12 @@ describe('a newer index build', () => {
       now,
     );
     const first = await buildIndex(items, blobs, embedder.dimensions, T, now);
-    // Artifacts read from now on arrive half a second late.
+    // Artifacts read from now on arrive once the gate opens.
     let slow = false;
+    const artifact = gate();
     const slowBlobs = blobsOver(blobs, {
       get: async (key: string) => {
-        if (slow && key.endsWith('.bin')) await new Promise((r) => setTimeout(r, 500));
+        if (slow && key.endsWith('.bin')) await artifact.opened;
         return blobs.get(key);
       },
     });
@@ -687,10 +688,9 @@ describe('a newer index build', () => {
     const second = await buildIndex(items, blobs, embedder.dimensions, T);
     slow = true;
     await withSetting('pointerCheckMs', 0, async () => {
-      const started = Date.now();
-      const during = await runSearch(deps, T, req);
-      expect(Date.now() - started).toBeLessThan(400);
+      const during = await artifact.notWaitedFor(runSearch(deps, T, req));
       expect(builtOn(during)).toBe(first.builtAt);
+      artifact.open();
       // Once loaded, the newer one serves.
       let after = await runSearch(deps, T, req);
       for (let k = 0; k < 50 && builtOn(after) !== second.builtAt; k++) {
@@ -1089,12 +1089,12 @@ describe('a search waits for a long read of the changes since the build at most 
   /** Rule 1 of tenant `T`'s context, enabled, for everyone, always. */
   const putRule = (T: string, contextId: number, rule: { name: string; conditions: { field: string; op: string; value: unknown }[]; boost: number }, now: number) =>
     db.stores.console.put(T, 'rule', { id: 1, ...rule, context_id: contextId, segment_id: null, starts_at: null, ends_at: null, enabled: true, created: now, updated_at: now, _rev: 1 });
-  /** The item store with the first read's page `page` answering `ms` later. */
-  const slowPage = (items: ItemStore, page: number, ms: number, calls = { reads: 0 }): ItemStore => ({
+  /** The item store with the first read's page `page` answering `held` ms later, or once the gate `held` opens. */
+  const slowPage = (items: ItemStore, page: number, held: number | Promise<void>, calls = { reads: 0 }): ItemStore => ({
     ...items,
     changedSince: async (...a) => {
       calls.reads += 1;
-      if (calls.reads === page) await new Promise((r) => setTimeout(r, ms));
+      if (calls.reads === page) await (typeof held === 'number' ? new Promise((r) => setTimeout(r, held)) : held);
       return items.changedSince(...a);
     },
   });
@@ -1103,12 +1103,12 @@ describe('a search waits for a long read of the changes since the build at most 
     const T = 'long-read';
     const { items, events, blobs, embedder } = await withNames(T);
     const calls = { reads: 0 };
-    const deps = { items: slowPage(items, 2, 1000, calls), events, blobs, embedder };
-    const started = Date.now();
-    const first = await waitingAtMost(50, () => inPagesOf(2, [], () => pagedView(deps, T, undefined)));
-    expect(Date.now() - started).toBeLessThan(900);
+    const page = gate();
+    const deps = { items: slowPage(items, 2, page.opened, calls), events, blobs, embedder };
+    const first = await page.notWaitedFor(waitingAtMost(50, () => inPagesOf(2, [], () => pagedView(deps, T, undefined))));
     expect(first.behind).toBe(true);
     expect(first.delta.docs.map((d) => d.name)).toEqual(['Trail shoe', 'Camp stove']);
+    page.open();
     // The next search waits for that read (and one of its own): every change, read once.
     const next = await waitingAtMost(10_000, () => pagedView(deps, T, undefined));
     expect(next.behind).toBe(false);
@@ -1209,11 +1209,11 @@ describe('a search waits for a long read of the changes since the build at most 
     await items.update(T, off.id, { active: false }, now + 1);
     await items.update(T, renamed.id, { name: 'Storm lantern XL' }, now + 1);
     // A container that has not read anything yet: its first read's first page answers late.
-    const deps = recsOver(slowPage(items, 1, 1000), base);
-    const started = Date.now();
-    const behind = await waitingAtMost(50, () => recommend(deps, T, recsQuery({ user_id: 'someone' }), 'req-1'));
-    expect(Date.now() - started).toBeLessThan(900);
+    const page = gate();
+    const deps = recsOver(slowPage(items, 1, page.opened), base);
+    const behind = await page.notWaitedFor(waitingAtMost(50, () => recommend(deps, T, recsQuery({ user_id: 'someone' }), 'req-1')));
     expect(behind.data.map((r) => [r.item_id, r.item.name, r.rank])).toEqual([[String(renamed.id), 'Storm lantern XL', 1]]);
+    page.open();
     // Once read, the same.
     const read = await waitingAtMost(10_000, () => recommend(deps, T, recsQuery({ user_id: 'someone' }), 'req-2'));
     expect(read.data.map((r) => [r.item_id, r.item.name])).toEqual([[String(renamed.id), 'Storm lantern XL']]);
@@ -1227,10 +1227,10 @@ describe('a search waits for a long read of the changes since the build at most 
     await items.delete(T, gone.id, now + 1);
     const [fresh] = (await items.create(T, [{ name: 'Glow lantern' }], now + 1)) as [ItemRecord];
     await embedItem(items, embedder, T, fresh.id);
-    const deps = recsOver(slowPage(items, 1, 1000), base);
-    const started = Date.now();
-    await expect(waitingAtMost(50, () => recommend(deps, T, recsQuery({ item_id: String(gone.id) }), 'req-1'))).rejects.toBeInstanceOf(ItemNotFound);
-    expect(Date.now() - started).toBeLessThan(900);
+    const page = gate();
+    const deps = recsOver(slowPage(items, 1, page.opened), base);
+    await expect(page.notWaitedFor(waitingAtMost(50, () => recommend(deps, T, recsQuery({ item_id: String(gone.id) }), 'req-1')))).rejects.toBeInstanceOf(ItemNotFound);
+    page.open();
     // Not in what was read by then: served once the read ends.
     const similar = await waitingAtMost(50, () => recommend(deps, T, recsQuery({ item_id: String(fresh.id) }), 'req-2'));
     expect(similar.data.map((r) => [r.item_id, r.reason])).toEqual([[String(kept.id), `similar to item ${fresh.id}`]]);
@@ -1242,10 +1242,10 @@ describe('a search waits for a long read of the changes since the build at most 
     const { stores: base, created, now } = await built(T, ['Trail lantern', 'Camp lantern']);
     const { items } = base;
     await items.delete(T, (created[0] as ItemRecord).id, now + 1);
-    const deps = recsOver(slowPage(items, 1, 3000), base);
-    const started = Date.now();
-    await expect(waitingAtMost(50, () => recommend(deps, T, recsQuery({ item_id: '987654' }), 'req-1'))).rejects.toBeInstanceOf(ItemNotFound);
-    expect(Date.now() - started).toBeLessThan(2500);
+    const page = gate();
+    const deps = recsOver(slowPage(items, 1, page.opened), base);
+    await expect(page.notWaitedFor(waitingAtMost(50, () => recommend(deps, T, recsQuery({ item_id: '987654' }), 'req-1')))).rejects.toBeInstanceOf(ItemNotFound);
+    page.open();
   });
 
   it("a context's exclusion rule holds for an item changed since the build, shown as it is now", async () => {

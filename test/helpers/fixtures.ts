@@ -67,3 +67,24 @@ export async function turnsDuring<T>(fn: () => Promise<T>, onTurn: () => void = 
 export function storedEvent(id: number, requestId: string, created: number, over: Partial<EventRecord> = {}): EventRecord {
   return { id, type: 'click', user_id: 'u1', item_id: '1', context_id: null, session_id: null, request_id: requestId, placement: null, occurred_at: created, created, extra: {}, ...over };
 }
+
+/**
+ * A gate a test opens: what awaits `opened` waits until `open()`. `notWaitedFor(p)` is `p`, which
+ * must settle while the gate is still closed (else it rejects after 5 s, saying so): it shows that
+ * `p` did not wait for what the gate holds back, without a bound on elapsed time that a loaded
+ * machine can overrun.
+ */
+export function gate(): { opened: Promise<void>; open: () => void; notWaitedFor: <T>(p: Promise<T>) => Promise<T> } {
+  let open!: () => void;
+  const opened = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  const notWaitedFor = <T>(p: Promise<T>): Promise<T> => {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error('it waited for what the gate holds back (not settled within 5 s, the gate closed)')), 5000);
+    });
+    return Promise.race([p, late]).finally(() => clearTimeout(timer));
+  };
+  return { opened, open, notWaitedFor };
+}
