@@ -4,7 +4,8 @@
  * comes in TRAINING_TENANT and TRAINING_JOB_NAME (the ECS container's overrides; locally the
  * child process's environment). Its status, logs and progress go to the job as the worker's do;
  * then its template may promote the version. Exits 0 when the run ended (Completed, Failed on
- * its data, Stopped) or was queued again for a busy service (requeueBusyRun, deferBusyStart), 1
+ * its data, Stopped) or was queued again for a busy service (requeueBusyRun, deferBusyStart) or
+ * handed back (its id could not be recorded on the run: requeueBusyRun with `handBack`), 1
  * when it failed otherwise (the run is marked Failed first, or, when it cannot tell whether it
  * stored its version, left InProgress for the task sweep to end once this task has exited).
  */

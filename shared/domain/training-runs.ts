@@ -291,9 +291,20 @@ const BUSY_WRITE_RETRY = { attempts: 4, baseMs: 1000, maxMs: 8000, jitter: 'full
  * count was its trainer's read before its start, and a run another delivery deferred in between,
  * `deferBusyStart`, had its requeue refused and ended Failed at its first busy attempt; nor did the
  * change hold the attempt). A busy read or write of the change is tried again a few times (after
- * the client's own retries) before it is given up, thrown.
+ * the client's own retries) before it is given up, thrown. With `handBack`, the same change for a
+ * container task that could not record its id on its run (its claim unconfirmed: the task sweep
+ * could not follow it), which hands the run back at its start rather than train it: it counts as
+ * one of the same BUSY_RETRIES (a new retry makes a new task token, so ECS starts a new task), and
+ * is due at the next pass (no wait: nothing is busy); its log line says why.
  */
-export async function requeueBusyRun(c: Pick<ConsoleStore, 'get' | 'update' | 'appendLog'>, tenant: string, job: TrainingRun, why: string, attempt = job._attempt): Promise<boolean> {
+export async function requeueBusyRun(
+  c: Pick<ConsoleStore, 'get' | 'update' | 'appendLog'>,
+  tenant: string,
+  job: TrainingRun,
+  why: string,
+  attempt = job._attempt,
+  opts: { handBack?: boolean } = {},
+): Promise<boolean> {
   let done = 0;
   // Once the change was sent, the retry count it held. A change that landed but whose answer was
   // lost (the client sent it again and its own condition refused that, or an error came back after
@@ -320,7 +331,8 @@ export async function requeueBusyRun(c: Pick<ConsoleStore, 'get' | 'update' | 'a
         storing_version: undefined,
         _storing_since: undefined,
         _attempt: undefined,
-        _unsent_since: nowSeconds(),
+        // A hand-back is due at the next pass: nothing is busy, there is nothing to wait out.
+        _unsent_since: opts.handBack ? nowSeconds() - UNSENT_RUN_GRACE_SECONDS : nowSeconds(),
         _busy_retries: done + 1,
       };
       sent = done;
@@ -332,13 +344,16 @@ export async function requeueBusyRun(c: Pick<ConsoleStore, 'get' | 'update' | 'a
     }
   });
   if (!requeued) return false;
-  const message = `A service the run needs was busy (${why}): queued again to start over in a few minutes (retry ${done + 1} of ${BUSY_RETRIES}; its progress starts again from 0)`;
+  const message = opts.handBack
+    ? `Its container task could not record its id on the run (${why}), so the run could not be followed were that task to stop: handed back, to start over with a new task at the next maintenance pass (retry ${done + 1} of ${BUSY_RETRIES})`
+    : `A service the run needs was busy (${why}): queued again to start over in a few minutes (retry ${done + 1} of ${BUSY_RETRIES}; its progress starts again from 0)`;
   // Best-effort: the run is queued again whether or not its log says so. Placed, and stamped, at
   // the time its change was sent: a change that landed but whose answer was lost is learnt of on a
   // retry, seconds later, and a stop of the Queued run may have ended it meanwhile (until
   // 2026-12-07 the line then followed its `Stopped before it started`).
   await c.appendLog(tenant, job.id, [{ ts: Math.floor(sentMs / 1000), message }], { atMs: sentMs }).catch(() => undefined);
-  logger.warn('training run queued again: a service was busy', { tenant, run: job.job_name, retry: done + 1, error: why });
+  if (opts.handBack) logger.warn('training run handed back by its container task: it could not record its id', { tenant, run: job.job_name, retry: done + 1, error: why });
+  else logger.warn('training run queued again: a service was busy', { tenant, run: job.job_name, retry: done + 1, error: why });
   return true;
 }
 
@@ -423,6 +438,10 @@ async function deferOnce(
 /** The error of a run that met a busy service once more after BUSY_RETRIES retries. */
 export const busyFailure = (why: string) =>
   `A service the run needs stayed busy (throttled) through ${BUSY_RETRIES + 1} attempts of the run; nothing was stored. Start a new run once the load has eased. Last error: ${why}`;
+
+/** The error of a run whose container task could not record its id once more after BUSY_RETRIES retries (`requeueBusyRun` with `handBack`). */
+export const handBackFailure = (why: string) =>
+  `The run's container task could not record its id on the run (${why}), and the run had already been queued again ${BUSY_RETRIES} times; nothing was stored. Start a new run.`;
 
 /** The training worker's time limit (its Lambda's timeout). */
 const WORKER_SECONDS = workers.find((w) => w.handler === 'workers/train')?.timeoutSeconds ?? 900;

@@ -444,9 +444,11 @@ export async function sweepTaskRuns(
     if (claim && claim.ref === undefined && job.status !== 'Queued' && now - (job.started_at ?? claim.claimed_at) >= UNCONFIRMED_CLAIM_SECONDS) {
       // InProgress or Stopping under a claim still unconfirmed UNCONFIRMED_CLAIM_SECONDS after the
       // run started: its task confirms the claim with its own id right after its start, within
-      // seconds (the trainer's first step; a busy table waited out, else the run queued again), so
-      // it never will: the task was killed between its start and that confirmation, its
-      // confirmation failed otherwise, or it could not tell its own id. Nothing can ask after a task
+      // seconds (the trainer's first step; a busy table waited out, else the run queued again; a
+      // confirmation failed otherwise, or a task that cannot tell its own id, hands the run back at
+      // once since 2026-12-08), so it never will: the task was killed between its start and that
+      // confirmation, or its hand-back failed too (the task then exits at once), or it is a
+      // trainer of before 2026-12-08 that trained on (a rolling deploy). Nothing can ask after a task
       // it cannot name, and no message comes for a run that started (a delivery leaves it to its
       // task): until 2026-12-07 such a run stayed InProgress or Stopping for good once its task
       // died. Ended as far as it got, under the claim and the attempt (`_attempt`) read: a run that

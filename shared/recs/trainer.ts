@@ -8,6 +8,7 @@ import {
   busyFailure,
   completedWith,
   endInterruptedRun,
+  handBackFailure,
   requeueBusyRun,
   type RunTask,
   taskToken,
@@ -140,26 +141,60 @@ const movedOn = (tenant: string, jobName: string, why: string) => logger.warn('t
 const CONFIRM_RETRY = { attempts: 4, baseMs: 500, maxMs: 4000, jitter: 'full' } as const;
 
 /**
- * A container task's confirmation of the claim `claim` of its run with its own id `ref`, under
- * attempt `attempt`: a busy refusal is tried again (CONFIRM_RETRY), then thrown; any other failure
- * is logged (the write may have landed). A refusal of its condition (the worker's write of the
- * task's id landed first, or the run is another attempt's) is as good as done.
+ * A container task that could not record its id on its run (its claim left unconfirmed: the task
+ * sweep could not follow it), at its start: the run is handed back (`requeueBusyRun` with
+ * `handBack`) rather than trained. The message says why.
  */
-async function confirmClaim(c: Pick<ConsoleStore, 'update'>, tenant: string, jobName: string, claim: RunTask, ref: string, attempt: string): Promise<void> {
+export class ClaimUnconfirmed extends Error {
+  override name = 'ClaimUnconfirmed';
+}
+
+/**
+ * A container task's confirmation of the claim `claim` of its run with its own id `ref`, under
+ * attempt `attempt`: a busy refusal is tried again (CONFIRM_RETRY), then thrown. A refusal of its
+ * condition (the worker's write of the task's id landed first, or the run is another attempt's) is
+ * as good as done. Any other failure (the write may have landed: a dropped connection), or no `ref`
+ * (the task could not tell its own id), reads the run back (a busy read tried again): when it still
+ * holds this attempt under the claim unconfirmed (neither the worker's write of the task's id nor
+ * this one landed), or cannot be read, ClaimUnconfirmed is thrown, and the trainer hands the run
+ * back. Until 2026-12-08 the task trained on under the unconfirmed claim, and the maintenance pass
+ * ended the run Failed five minutes in (`sweepTaskRuns`), its work lost.
+ */
+async function confirmClaim(c: Pick<ConsoleStore, 'get' | 'update'>, tenant: string, jobName: string, claim: RunTask, ref: string | undefined, attempt: string): Promise<void> {
   const id = trainingRunId(jobName);
   const unconfirmed = { 'task.runner': claim.runner, 'task.claimed_at': claim.claimed_at, 'task.ref': undefined };
+  let why = 'the task could not tell its own id';
+  if (ref !== undefined) {
+    try {
+      await withRetry(CONFIRM_RETRY, async () => {
+        try {
+          return { value: await c.update(tenant, 'job', id, { task: { ...claim, ref } }, { _attempt: attempt, ...unconfirmed }) };
+        } catch (e) {
+          return { failure: e, retryable: serviceBusy(e) };
+        }
+      });
+      return;
+    } catch (e) {
+      if (serviceBusy(e)) throw e;
+      why = `its write failed: ${errorMessage(e)}`;
+    }
+  }
+  let run: TrainingRun | undefined;
   try {
-    await withRetry(CONFIRM_RETRY, async () => {
+    run = await withRetry<TrainingRun | undefined>(CONFIRM_RETRY, async () => {
       try {
-        return { value: await c.update(tenant, 'job', id, { task: { ...claim, ref } }, { _attempt: attempt, ...unconfirmed }) };
+        return { value: await c.get<TrainingRun>(tenant, 'job', id) };
       } catch (e) {
         return { failure: e, retryable: serviceBusy(e) };
       }
     });
   } catch (e) {
-    if (serviceBusy(e)) throw e;
-    logger.warn('training task could not confirm its claim (the task sweep may not follow it)', { tenant, run: jobName, error: errorMessage(e) });
+    throw new ClaimUnconfirmed(`${why}; the run could not be read back: ${errorMessage(e)}`);
   }
+  // Named by a task now (the worker's write of this task's id, or this confirmation's, landed), or
+  // no longer this attempt's (its trainer's next check finds it so): nothing to hand back.
+  if (run?._attempt !== attempt || !run.task || run.task.ref !== undefined) return;
+  throw new ClaimUnconfirmed(why);
 }
 
 /**
@@ -343,8 +378,11 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
     // then killed stayed Stopping for good). A busy service is waited out (CONFIRM_RETRY: until
     // 2026-12-07 one refusal left the claim unconfirmed); still busy, it is thrown here and the run
     // queued again for a new task (requeueBusyRun, below), not trained where nothing can follow it.
-    // Another failure (the write may have landed) is logged and training goes on.
-    if (opts.asTask && opts.taskRef !== undefined && claim && claim.ref === undefined) await confirmClaim(c, tenant, jobName, claim, opts.taskRef, attempt);
+    // Another failure, or a task that cannot tell its own id, leaves the run read back: still
+    // unconfirmed, the task hands it back at once (ClaimUnconfirmed, below), before any work, so a
+    // new task starts it at the next pass; until 2026-12-08 it trained on, and the maintenance
+    // pass ended the run Failed five minutes in.
+    if (opts.asTask && claim && claim.ref === undefined) await confirmClaim(c, tenant, jobName, claim, opts.taskRef, attempt);
     // In the try: a refused write of this line is handled as any step's (a busy one queues the run
     // again); before the try it left the run InProgress until its message came back, 90 minutes on.
     await log('Started');
@@ -629,6 +667,13 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
     // maintenance pass sends another. Until 2026-12-07 it ended Failed at the first.
     const busy = serviceBusy(e);
     if (busy && (await requeueBusyRun(c, tenant, job, message, attempt))) return;
+    // A container task that could not record its id hands its run back at its start (above), the
+    // same way, counted as one of the same retries; past them, or the run no longer InProgress in
+    // this attempt (asked to stop: ended Stopped below), it is not. A hand-back that fails (its
+    // write refused for an error, thrown) ends the task at once: the run, left under its
+    // unconfirmed claim, is ended by the maintenance pass five minutes after it started.
+    const handBack = e instanceof ClaimUnconfirmed;
+    if (handBack && (await requeueBusyRun(c, tenant, job, message, attempt, { handBack }))) return;
     // A run that ended meanwhile keeps its end; one asked to stop ends Stopped, as a stop answered
     // Stopping promises (until 2026-12-03 a failure after the stop ended it Failed), the failure logged.
     // Only this attempt (its `_attempt` token, and its `started_at`): a requeue whose answer was
@@ -637,7 +682,7 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
     // then, until the token held it here, one started anew within the same second, as
     // `started_at` counts, still was). A requeue drops the token, so a start that writes none (a
     // trainer of before the token, in a rolling deploy) is not taken for this attempt's either.
-    const failed = { status: 'Failed', finished_at: now(), error: busy ? busyFailure(message) : message };
+    const failed = { status: 'Failed', finished_at: now(), error: busy ? busyFailure(message) : handBack ? handBackFailure(message) : message };
     if (await c.update(tenant, 'job', id, failed, { status: 'InProgress', started_at: startedAt, _attempt: attempt })) await log(`Failed: ${failed.error}`);
     else if (await c.update(tenant, 'job', id, { status: 'Stopped', finished_at: now() }, { status: 'Stopping', _attempt: attempt }))
       await log(`Stopped; no version was created (it failed as it stopped: ${message})`);
@@ -650,7 +695,8 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
       movedOn(tenant, jobName, message);
       return;
     }
-    if (!(e instanceof ThresholdError)) throw e;
+    // A run it ended (Failed on its data; a hand-back past its retries, or met by a stop) is done with.
+    if (!(e instanceof ThresholdError || e instanceof ClaimUnconfirmed)) throw e;
   } finally {
     clearInterval(poll);
   }

@@ -619,8 +619,8 @@ describe('stopping a run races its end', () => {
     // The first delivery's worker comes after the second's claim: it leaves the run to the task.
     await runTraining({ console: c, events, items, blobs }, T8, 'train-1');
     expect(await c.get<TrainingRun>(T8, 'job', 1)).toMatchObject({ status: 'Queued', model_version: null });
-    await runTraining({ console: c, events, items, blobs }, T8, 'train-1', { asTask: true });
-    expect(await c.get<TrainingRun>(T8, 'job', 1)).toMatchObject({ status: 'Completed', model_version: 1 });
+    await runTraining({ console: c, events, items, blobs }, T8, 'train-1', { asTask: true, taskRef: 'task-1' });
+    expect(await c.get<TrainingRun>(T8, 'job', 1)).toMatchObject({ status: 'Completed', model_version: 1, task: { ref: 'task-1' } });
   });
 
   it('a stray task coming past the worker time limit leaves the InProgress run of the task that has it (it ended it Failed)', async () => {
@@ -1844,8 +1844,10 @@ describe("a container task's run started under a claim its task never confirmed"
   /** A runner whose every task is running: the sweep cannot ask after a task it has no id of in any case. */
   const running: TaskLauncher = { runner: 'test', launch: async () => 'task', inspect: async () => ({ state: 'running' }) };
   /**
-   * Trains T's run 1 as a container task that could not tell its own id (its claim stays
-   * unconfirmed), the pass sweeping once, `passAt` seconds from now, as the task first reads the
+   * Trains T's run 1 as a container task whose claim stays unconfirmed as it trains (its
+   * confirmation answered refused, not applied: what the pass sees of a task that trains on under
+   * such a claim, as one of before 2026-12-08 did in a rolling deploy, when it could not tell its
+   * own id), the pass sweeping once, `passAt` seconds from now, as the task first reads the
    * event types (`types`) or stores its artifact (`artifact`): what the pass answered, and the store.
    */
   async function trainSweptMidway(T: string, during: 'types' | 'artifact', passAt: number) {
@@ -1855,16 +1857,20 @@ describe("a container task's run started under a claim its task never confirmed"
     const sweep = async () => {
       swept ??= await sweepTaskRuns({ console: c, decide: async () => undefined, queue: noQueue }, T, running, Math.floor(Date.now() / 1000) + passAt);
     };
+    const unconfirmedAsItTrains: ConsoleStore = {
+      ...c,
+      update: async (tenant, kind, id, set, held) => (typeof set.task === 'object' && set.task !== null && 'ref' in set.task ? false : c.update(tenant, kind, id, set, held)),
+    };
     const store: ConsoleStore =
       during === 'types'
         ? {
-            ...c,
+            ...unconfirmedAsItTrains,
             async list(tenant, kind) {
               if (kind === 'event_type') await sweep();
               return c.list(tenant, kind);
             },
           }
-        : c;
+        : unconfirmedAsItTrains;
     const stored =
       during === 'artifact'
         ? blobsOver(blobs, {
@@ -1874,7 +1880,7 @@ describe("a container task's run started under a claim its task never confirmed"
             },
           })
         : blobs;
-    await runTraining({ console: store, events, items, blobs: stored }, T, 'train-1', { asTask: true, taskToken: taskToken(T, 'train-1', 0) });
+    await runTraining({ console: store, events, items, blobs: stored }, T, 'train-1', { asTask: true, taskRef: 'task-1', taskToken: taskToken(T, 'train-1', 0) });
     return { c, swept };
   }
 
@@ -1922,7 +1928,7 @@ describe("a container task's run started under a claim its task never confirmed"
     expect(decided).toEqual([]);
   });
 
-  it('whose task still trains (it could not tell its own id) is ended under its attempt: the task stops quietly, writing no end of its own', async () => {
+  it('whose task still trains (its claim unconfirmed) is ended under its attempt: the task stops quietly, writing no end of its own', async () => {
     const T = 'unconfirmed-alive';
     // The pass comes UNCONFIRMED_CLAIM_SECONDS into the run, as the task reads the event types.
     const { c, swept } = await trainSweptMidway(T, 'types', UNCONFIRMED_CLAIM_SECONDS);
@@ -1978,6 +1984,136 @@ describe("a container task's run started under a claim its task never confirmed"
     // Without the trainer's last look at its run (d4514c58) version 1 was listed beside the Failed run.
     expect(await c.get(T, 'model', 1)).toBeUndefined();
     expect((await logsOf(c, T, 1)).match(/^(Failed|Stopped|Completed)\b.*$/gm)).toEqual([expect.stringContaining(UNCONFIRMED_TASK_LOST_REASON)]);
+  });
+});
+
+describe('a container task that cannot record its id on its run (its claim unconfirmed) hands the run back at its start', () => {
+  const noQueue = { send: async () => undefined, backlog: async () => 0 } as WorkQueue;
+  const confirming = (set: Record<string, unknown>) => typeof set.task === 'object' && set.task !== null && 'ref' in set.task;
+  /** T's run `id` of template `template`, claimed for a task by a worker whose write of the task's id was lost: its claim unconfirmed. */
+  const claimed = (id: number, template: number, extra: Partial<TrainingRun> = {}): TrainingRun => ({
+    ...job(id, template),
+    task: { runner: 'test', claimed_at: Math.floor(Date.now() / 1000) },
+    ...extra,
+  });
+  /** The store, noting whether the trainer got to its work (its read of the event types). */
+  const watched = (c: ConsoleStore) => {
+    const seen = { worked: false };
+    const store: ConsoleStore = {
+      ...c,
+      async list(tenant, kind) {
+        if (kind === 'event_type') seen.worked = true;
+        return c.list(tenant, kind);
+      },
+    };
+    return { store, seen };
+  };
+
+  it('when it cannot tell its own id: Queued again before any work, due at the next pass, which sends it; the worker starts a new task (a new token), which trains it', async () => {
+    const T = 'hand-back-no-id';
+    const { c, events, items, blobs, template } = await twoTastes(T);
+    await c.put(T, 'job', claimed(1, template));
+    const { store, seen } = watched(c);
+    await runTraining({ console: store, events, items, blobs }, T, 'train-1', { asTask: true, taskToken: taskToken(T, 'train-1', 0) });
+    // Until 2026-12-08 the task trained on (here to Completed; on AWS the pass ended the run Failed five minutes in, its work lost).
+    const back = await c.get<TrainingRun>(T, 'job', 1);
+    expect(back).toMatchObject({ status: 'Queued', progress: 0, started_at: null, _busy_retries: 1, model_version: null });
+    expect(back).not.toHaveProperty('task');
+    expect(back).not.toHaveProperty('_attempt');
+    expect(seen.worked).toBe(false);
+    expect(await logsOf(c, T, 1)).toMatch(/^Its container task could not record its id on the run \(the task could not tell its own id\), .*handed back, .*\(retry 1 of 3\)$/);
+    // Due at the next pass (nothing is busy: not UNSENT_RUN_GRACE_SECONDS on).
+    const tasks = new Map<string, string>();
+    const ecs: TaskLauncher = {
+      runner: 'test',
+      launch: async ({ token }) => tasks.get(token) ?? (tasks.set(token, `task-${tasks.size + 1}`).get(token) as string),
+      inspect: async () => ({ state: 'running' }),
+    };
+    expect(await sweepTaskRuns({ console: c, decide: async () => undefined, queue: noQueue }, T, ecs, Math.floor(Date.now() / 1000))).toEqual({ ended: [], sent: ['train-1'] });
+    expect(await placeRun({ console: c, events }, T, 'train-1', { minEvents: 0, launcher: ecs })).toBe('task');
+    expect([...tasks.keys()]).toEqual([taskToken(T, 'train-1', 1)]);
+    expect(await c.get<TrainingRun>(T, 'job', 1)).toMatchObject({ status: 'Queued', task: { ref: 'task-1' } });
+    await runTraining({ console: c, events, items, blobs }, T, 'train-1', { asTask: true, taskRef: 'task-1', taskToken: taskToken(T, 'train-1', 1) });
+    expect(await c.get<TrainingRun>(T, 'job', 1)).toMatchObject({ status: 'Completed', model_version: 1, task: { ref: 'task-1' } });
+  });
+
+  it('when its confirmation fails otherwise than for load and the run, read back, still holds its claim unconfirmed; one whose write landed (its answer lost) trains on', async () => {
+    const T = 'hand-back-confirm-failed';
+    const { c, events, items, blobs, template } = await twoTastes(T);
+    await c.put(T, 'job', claimed(1, template));
+    await c.put(T, 'job', claimed(2, template));
+    // Run 1's confirmation is cut before it lands; run 2's lands and its answer is lost.
+    const dropped: ConsoleStore = {
+      ...c,
+      async update(tenant, kind, id, set, held) {
+        if (!confirming(set)) return c.update(tenant, kind, id, set, held);
+        if (id === 2) await c.update(tenant, kind, id, set, held);
+        throw new Error('socket hang up');
+      },
+    };
+    const { store, seen } = watched(dropped);
+    await runTraining({ console: store, events, items, blobs }, T, 'train-1', { asTask: true, taskRef: 'task-1', taskToken: taskToken(T, 'train-1', 0) });
+    // Until 2026-12-08 the failure was logged and the task trained on under the unconfirmed claim (here to Completed).
+    expect(await c.get<TrainingRun>(T, 'job', 1)).toMatchObject({ status: 'Queued', _busy_retries: 1, model_version: null });
+    expect(seen.worked).toBe(false);
+    expect(await logsOf(c, T, 1)).toMatch(/^Its container task could not record its id on the run \(its write failed: socket hang up\), /);
+    await runTraining({ console: dropped, events, items, blobs }, T, 'train-2', { asTask: true, taskRef: 'task-2', taskToken: taskToken(T, 'train-2', 0) });
+    expect(await c.get<TrainingRun>(T, 'job', 2)).toMatchObject({ status: 'Completed', model_version: 1, task: { ref: 'task-2' } });
+  });
+
+  it("that cannot hand it back either ends at once, before any work: the run, left under its unconfirmed claim, is the pass's to end five minutes after it started", async () => {
+    const T = 'hand-back-refused';
+    const { c, events, items, blobs, template } = await twoTastes(T);
+    await c.put(T, 'job', claimed(1, template));
+    const { store, seen } = watched({
+      ...c,
+      async update(tenant, kind, id, set, held) {
+        if (set.status === 'Queued') throw new Error('socket hang up');
+        return c.update(tenant, kind, id, set, held);
+      },
+    });
+    // Until 2026-12-08 it trained on (here to Completed), its work lost on AWS when the pass ended the run.
+    await expect(runTraining({ console: store, events, items, blobs }, T, 'train-1', { asTask: true, taskToken: taskToken(T, 'train-1', 0) })).rejects.toThrow('socket hang up');
+    expect(seen.worked).toBe(false);
+    const left = await c.get<TrainingRun>(T, 'job', 1);
+    expect(left).toMatchObject({ status: 'InProgress', model_version: null, task: { runner: 'test' } });
+    expect(left?.task).not.toHaveProperty('ref');
+    expect(await logsOf(c, T, 1)).toBe('');
+    const at = (left?.started_at as number) + UNCONFIRMED_CLAIM_SECONDS;
+    expect(await sweepTaskRuns({ console: c, decide: async () => undefined, queue: noQueue }, T, { runner: 'test', launch: async () => 'x', inspect: async () => ({ state: 'running' }) }, at)).toEqual(
+      {
+        ended: ['train-1'],
+        sent: [],
+      },
+    );
+    expect(await c.get<TrainingRun>(T, 'job', 1)).toMatchObject({ status: 'Failed', error: expect.stringContaining(UNCONFIRMED_TASK_LOST_REASON) });
+  });
+
+  it('asked to stop as it started, ends it Stopped at once; past its retries, ends it Failed saying why', async () => {
+    const T = 'hand-back-ends';
+    const { c, events, items, blobs, template } = await twoTastes(T);
+    await c.put(T, 'job', claimed(1, template));
+    await c.put(T, 'job', claimed(2, template, { _busy_retries: BUSY_RETRIES }));
+    // Run 1's stop lands right after its start, before the task looks at its claim.
+    const stoppedAtStart: ConsoleStore = {
+      ...c,
+      async update(tenant, kind, id, set, held) {
+        const applied = await c.update(tenant, kind, id, set, held);
+        if (applied && id === 1 && set.status === 'InProgress') await stopTrainingRun(c, T, 'train-1');
+        return applied;
+      },
+    };
+    const { store, seen } = watched(stoppedAtStart);
+    await runTraining({ console: store, events, items, blobs }, T, 'train-1', { asTask: true, taskToken: taskToken(T, 'train-1', 0) });
+    expect(await c.get<TrainingRun>(T, 'job', 1)).toMatchObject({ status: 'Stopped', model_version: null });
+    expect((await logsOf(c, T, 1)).split('\n')).toEqual(['Stop requested', 'Stopped; no version was created (it failed as it stopped: the task could not tell its own id)']);
+    await runTraining({ console: store, events, items, blobs }, T, 'train-2', { asTask: true, taskToken: taskToken(T, 'train-2', BUSY_RETRIES) });
+    expect(seen.worked).toBe(false);
+    expect(await c.get<TrainingRun>(T, 'job', 2)).toMatchObject({
+      status: 'Failed',
+      model_version: null,
+      error: `The run's container task could not record its id on the run (the task could not tell its own id), and the run had already been queued again ${BUSY_RETRIES} times; nothing was stored. Start a new run.`,
+    });
   });
 });
 
