@@ -79,6 +79,11 @@ export interface RunTask {
   claimed_at: number;
   /** The task's id (ECS task ARN, local process id) once it started. */
   ref?: string;
+  /**
+   * When (Unix seconds) the maintenance pass last sent the run's message for this claim, left
+   * unconfirmed (`sweepTaskRuns`): not sent again for UNCONFIRMED_CLAIM_SECONDS from it.
+   */
+  sent_at?: number;
 }
 
 export const trainingRunName = (id: number) => `train-${id}`;

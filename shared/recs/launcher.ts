@@ -399,7 +399,8 @@ export const TASK_SWEEP_GRACE_SECONDS = 120;
  * `ended`. A run stored Queued whose message its request never sent (`_unsent_since` older than
  * UNSENT_RUN_GRACE_SECONDS: stopped between the two), or that a busy service sent back
  * (`requeueBusyRun`, `deferBusyStart`), is sent (`sendRun`), and so is one Queued under a task claim
- * its task never confirmed for UNCONFIRMED_CLAIM_SECONDS: named in `sent`.
+ * its task never confirmed for UNCONFIRMED_CLAIM_SECONDS (again only UNCONFIRMED_CLAIM_SECONDS
+ * after such a send, noted on the claim: `sent_at`): named in `sent`.
  */
 export async function sweepTaskRuns(
   deps: { console: Pick<ConsoleStore, 'activeRuns' | 'get' | 'update' | 'appendLog'>; decide: DecideRun; queue: WorkQueue },
@@ -426,16 +427,23 @@ export async function sweepTaskRuns(
       continue;
     }
     const claim = job.task;
-    if (job.status === 'Queued' && claim && claim.ref === undefined && now - claim.claimed_at >= UNCONFIRMED_CLAIM_SECONDS) {
+    if (job.status === 'Queued' && claim && claim.ref === undefined && now - Math.max(claim.claimed_at, claim.sent_at ?? 0) >= UNCONFIRMED_CLAIM_SECONDS) {
       // Claimed for a task that never confirmed it started (the worker stopped or failed between
       // the claim and the task's id: its write refused, its answer lost): only the run's message
       // coming again starts its task again (`placeRun`, same token), and none comes after a last
       // delivery (endUndeliveredRun leaves a claimed run), nor locally after a restart: until
       // 2026-12-07 such a run stayed Queued for good. Its message is sent: the worker starts the
       // task again, or finds the one the token started (the claim stays; a second message does nothing).
+      // The send is noted on the claim (`sent_at`, while it is the one read), and the message is
+      // not sent again for UNCONFIRMED_CLAIM_SECONDS: until 2026-12-08 every pass, each minute,
+      // sent another while the first waited in the queue (harmless duplicates, each a worker's
+      // invocation reading the run). A note that fails only costs such a duplicate.
       try {
         await deps.queue.send('training', [{ type: 'train', tenant, job_name: job.job_name }]);
         sent.push(job.job_name);
+        await c.update(tenant, 'job', job.id, { task: { ...claim, sent_at: now } }, { status: 'Queued', ...unconfirmed(claim) }).catch((e: unknown) => {
+          logger.warn('training run of an unconfirmed task claim sent; the send not noted (the next pass may send it again)', { tenant, run: job.job_name, error: errorMessage(e) });
+        });
       } catch (e) {
         logger.error('training run of an unconfirmed task claim not sent (the next pass tries again)', { tenant, run: job.job_name, error: errorMessage(e) });
       }

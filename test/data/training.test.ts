@@ -1629,6 +1629,13 @@ describe("a run that meets a busy service (throttled after the client's retries)
     // Until 2026-12-07 nothing followed it: the run stayed Queued for good.
     expect(await sweepTaskRuns({ console: c, decide: async () => undefined, queue }, T13, ecs, at)).toEqual({ ended: [], sent: ['train-1'] });
     expect(sent).toEqual([{ type: 'train', tenant: T13, job_name: 'train-1' }]);
+    // While that message waits in the queue, the passes of the next minutes send no other (until
+    // 2026-12-08 each pass, every minute, sent one more); UNCONFIRMED_CLAIM_SECONDS on, still not
+    // handled, it is sent again.
+    for (const later of [60, 120, UNCONFIRMED_CLAIM_SECONDS - 1])
+      expect(await sweepTaskRuns({ console: c, decide: async () => undefined, queue }, T13, ecs, at + later)).toEqual({ ended: [], sent: [] });
+    expect(await sweepTaskRuns({ console: c, decide: async () => undefined, queue }, T13, ecs, at + UNCONFIRMED_CLAIM_SECONDS)).toEqual({ ended: [], sent: ['train-1'] });
+    expect(sent).toHaveLength(2);
     // Its delivery starts the task again with the same token: the task that was started, its id now recorded.
     const restore = setClock({ nowMs: () => at * 1000 });
     try {
