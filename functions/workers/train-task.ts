@@ -14,7 +14,7 @@ import { blobs } from '#shared/blob';
 import { stores } from '#shared/data/index';
 import { decideAutoPromotion } from '#shared/domain/automation';
 import { deferBusyStart } from '#shared/domain/training-runs';
-import { taskRunSchema } from '#shared/recs/launcher';
+import { ownTaskRef, taskRunSchema } from '#shared/recs/launcher';
 import { runTraining } from '#shared/recs/trainer';
 
 const parsed = z.safeParse(taskRunSchema, process.env);
@@ -24,23 +24,6 @@ if (!parsed.success) {
 }
 const { TRAINING_TENANT: tenant, TRAINING_JOB_NAME: jobName, TRAINING_TASK_TOKEN: token } = parsed.data;
 const s = stores();
-
-/**
- * This task's id as its launcher names it (shared/recs/launcher.ts), for the run to confirm its
- * claim with where the worker could not: on ECS the task's ARN (the container's task metadata
- * endpoint, ECS_CONTAINER_METADATA_URI_V4); locally `pid <n>`. Undefined when it cannot be told.
- */
-async function ownTaskRef(): Promise<string | undefined> {
-  const metadata = process.env.ECS_CONTAINER_METADATA_URI_V4;
-  if (!metadata) return `pid ${process.pid}`;
-  try {
-    const res = await fetch(`${metadata}/task`, { signal: AbortSignal.timeout(5000) });
-    const arn = ((await res.json()) as { TaskARN?: unknown }).TaskARN;
-    return typeof arn === 'string' && arn ? arn : undefined;
-  } catch {
-    return undefined;
-  }
-}
 
 let failure: unknown;
 const ref = await ownTaskRef();

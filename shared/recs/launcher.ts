@@ -32,6 +32,7 @@ import { spawnTask } from './task-spawner.ts';
 import type { WorkQueue } from '../queue/messages.ts';
 import { logger } from '../observability.ts';
 import { errorMessage } from '../domain/errors.ts';
+import { withRetry } from '../retry.ts';
 
 /**
  * What became of a task: still there (starting or running); stopped, with what stopped it; or
@@ -195,6 +196,44 @@ export const taskRunSchema = z.object({
    */
   TRAINING_TASK_TOKEN: z.optional(z.string().check(z.minLength(1))),
 });
+
+/** The answer of the ECS task metadata endpoint's `/task` that a task names itself by. */
+const taskMetadata = z.object({ TaskARN: z.optional(z.string()) });
+
+/**
+ * How a task's read of its own id from the ECS task metadata endpoint is tried again: 3 attempts,
+ * a second or two apart at most.
+ */
+const METADATA_RETRY = { attempts: 3, baseMs: 500, maxMs: 2000, jitter: 'full' } as const;
+
+/**
+ * A container task's own id as its launcher names it, for its run to confirm its claim with
+ * (functions/workers/train-task.ts, runTraining's `taskRef`): on ECS the task's ARN, from the
+ * container's task metadata endpoint (ECS_CONTAINER_METADATA_URI_V4 in `env`); locally `pid <n>`.
+ * A request that fails or answers an error status is tried again (METADATA_RETRY); undefined when
+ * it cannot be told (the task then hands its run back, if its claim is unconfirmed: runTraining).
+ * Until 2026-12-08 one failed request gave up, and since that day a task that cannot tell its id
+ * gives its run back (one of the run's retries), so a blip at the container's start is waited out.
+ */
+export async function ownTaskRef(env: NodeJS.ProcessEnv = process.env, fetchTask: typeof fetch = fetch): Promise<string | undefined> {
+  const metadata = env.ECS_CONTAINER_METADATA_URI_V4;
+  if (!metadata) return `pid ${process.pid}`;
+  try {
+    return await withRetry<string | undefined>(METADATA_RETRY, async () => {
+      try {
+        const res = await fetchTask(`${metadata}/task`, { signal: AbortSignal.timeout(5000) });
+        if (!res.ok) return { failure: new Error(`the task metadata endpoint answered ${res.status}`), retryable: true };
+        const parsed = z.safeParse(taskMetadata, await res.json());
+        return { value: parsed.success && parsed.data.TaskARN ? parsed.data.TaskARN : undefined };
+      } catch (e) {
+        return { failure: e, retryable: true };
+      }
+    });
+  } catch (e) {
+    logger.warn('training task could not tell its own id (the ECS task metadata endpoint)', { error: errorMessage(e) });
+    return undefined;
+  }
+}
 
 /** The task's entry point, run by node with the tsx loader locally (the container runs its bundle). */
 export const TASK_ENTRY = fileURLToPath(new URL('../../functions/workers/train-task.ts', import.meta.url));

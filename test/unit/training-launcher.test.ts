@@ -4,6 +4,7 @@ import { BUSY_RETRIES, trainingRunId, UNSENT_RUN_GRACE_SECONDS, type TrainingRun
 import {
   childProcessLauncher,
   ecsLauncher,
+  ownTaskRef,
   placeRun,
   recoverLocalRuns,
   runsAsTask,
@@ -513,5 +514,36 @@ describe('an ECS RunTask refused for load', () => {
         await e.close();
       }
     }
+  });
+});
+
+describe("a container task's own id (ownTaskRef)", () => {
+  const ARN = 'arn:aws:ecs:eu-west-1:123456789012:task/recsearch/0123456789abcdef';
+  /** A metadata endpoint answering `answers` in turn (a Response, or a thrown error), counting the asks. */
+  const endpoint = (answers: (Response | Error)[]) => {
+    const asked: string[] = [];
+    const fetchTask = (async (url: string | URL | Request) => {
+      asked.push(String(url));
+      const next = answers[asked.length - 1] ?? new Error('no more answers');
+      if (next instanceof Error) throw next;
+      return next;
+    }) as typeof fetch;
+    return { asked, fetchTask };
+  };
+  const env = { ECS_CONTAINER_METADATA_URI_V4: 'http://169.254.170.2/v4/abc' };
+
+  it('asks the task metadata endpoint again when it fails or answers an error status (the task would hand its run back otherwise)', async () => {
+    const { asked, fetchTask } = endpoint([new TypeError('fetch failed'), new Response('busy', { status: 500 }), Response.json({ TaskARN: ARN, Family: 'training' })]);
+    // Until 2026-12-08 the first failure answered undefined.
+    expect(await ownTaskRef(env, fetchTask)).toBe(ARN);
+    expect(asked).toEqual(Array(3).fill('http://169.254.170.2/v4/abc/task'));
+  });
+
+  it('answers undefined when every ask fails, or the answer names no task; locally, its pid', async () => {
+    expect(await ownTaskRef(env, endpoint([new TypeError('fetch failed'), new TypeError('fetch failed'), new TypeError('fetch failed')]).fetchTask)).toBeUndefined();
+    const noArn = endpoint([Response.json({ Family: 'training' })]);
+    expect(await ownTaskRef(env, noArn.fetchTask)).toBeUndefined();
+    expect(noArn.asked).toHaveLength(1);
+    expect(await ownTaskRef({}, endpoint([]).fetchTask)).toBe(`pid ${process.pid}`);
   });
 });
