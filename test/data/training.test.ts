@@ -1647,6 +1647,29 @@ describe("a run that meets a busy service (throttled after the client's retries)
     expect(tasks.size).toBe(1);
   });
 
+  it("claimed for a task whose id its worker could not record: the pass's note of its send leaves the id a delivery of that message records first (not an unconfirmed claim the pass would end the run for)", async () => {
+    const T = 'unconfirmed-claim-noted';
+    const { c, events, template } = await twoTastes(T);
+    const claimedAt = Math.floor(Date.now() / 1000) - UNCONFIRMED_CLAIM_SECONDS;
+    await c.put(T, 'job', { ...job(1, template), task: { runner: 'test', claimed_at: claimedAt } });
+    const ecs: TaskLauncher = { runner: 'test', launch: async () => 'task-1', inspect: async () => ({ state: 'running' }) };
+    // The message is delivered at once: its worker claims the run again and records its task's id
+    // between the pass's send and its note of that send.
+    const queue = {
+      send: async () => {
+        expect(await placeRun({ console: c, events }, T, 'train-1', { minEvents: 0, launcher: ecs })).toBe('task');
+      },
+      backlog: async () => 0,
+    } as WorkQueue;
+    expect(await sweepTaskRuns({ console: c, decide: async () => undefined, queue }, T, ecs, claimedAt + UNCONFIRMED_CLAIM_SECONDS)).toEqual({ ended: [], sent: ['train-1'] });
+    // The note is made only while the claim is the unconfirmed one the pass read: written over the
+    // claim the worker confirmed, it would drop the task's id, and the run would be ended Failed
+    // five minutes into its training ("its training task never recorded its id").
+    const run = await c.get<TrainingRun>(T, 'job', 1);
+    expect(run).toMatchObject({ status: 'Queued', task: { runner: 'test', ref: 'task-1' } });
+    expect(run?.task?.claimed_at).toBeGreaterThan(claimedAt);
+  });
+
   it('started by its container task under a claim its worker could not confirm is confirmed by the task: once the task is killed, the task sweep ends the run, not leaves it InProgress for good', async () => {
     const T16 = 'task-confirms';
     const { c, events, items, blobs, template } = await twoTastes(T16);
