@@ -202,9 +202,12 @@ const taskMetadata = z.object({ TaskARN: z.optional(z.string()) });
 
 /**
  * How a task's read of its own id from the ECS task metadata endpoint is tried again: 3 attempts,
- * a second or two apart at most.
+ * a second, then two, apart. Not at random: the endpoint is the task's own, with no herd of
+ * callers to spread (until a review on 2026-12-08 full jitter drew each wait from 0 up, half of it
+ * on average, and a draw near 0 asked again at once: a blip at the container's start then cost
+ * the run one of its retries).
  */
-const METADATA_RETRY = { attempts: 3, baseMs: 500, maxMs: 2000, jitter: 'full' } as const;
+const METADATA_RETRY = { attempts: 3, baseMs: 500, maxMs: 2000, jitter: 'none' } as const;
 
 /**
  * A container task's own id as its launcher names it, for its run to confirm its claim with

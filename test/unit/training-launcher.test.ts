@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { readConfig } from '../../shared/config.ts';
 import { BUSY_RETRIES, trainingRunId, UNSENT_RUN_GRACE_SECONDS, type TrainingRun } from '../../shared/domain/training-runs.ts';
 import {
@@ -537,6 +537,37 @@ describe("a container task's own id (ownTaskRef)", () => {
     // Until 2026-12-08 the first failure answered undefined.
     expect(await ownTaskRef(env, fetchTask)).toBe(ARN);
     expect(asked).toEqual(Array(3).fill('http://169.254.170.2/v4/abc/task'));
+  });
+
+  it('asks again a second, then two seconds, after a failed ask: a blip at the container start is waited out, not asked through at once', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'Date'] });
+    // A draw near 0, as full jitter may draw: the asks then came within milliseconds (until a review on 2026-12-08).
+    const random = vi.spyOn(Math, 'random').mockReturnValue(0);
+    try {
+      const at: number[] = [];
+      const answers = [new TypeError('fetch failed'), new TypeError('fetch failed')];
+      const fetchTask = (async () => {
+        at.push(Date.now());
+        const next = answers[at.length - 1];
+        if (next) throw next;
+        return Response.json({ TaskARN: ARN });
+      }) as typeof fetch;
+      let ref: string | undefined | null = null;
+      void ownTaskRef(env, fetchTask).then((r) => {
+        ref = r;
+      });
+      for (let waited = 0; ref === null && waited < 10_000; waited += 50) await vi.advanceTimersByTimeAsync(50);
+      expect(ref).toBe(ARN);
+      expect(at).toHaveLength(3);
+      const [first, second, third] = at as [number, number, number];
+      expect(second - first).toBeGreaterThanOrEqual(1000);
+      expect(third - second).toBeGreaterThanOrEqual(2000);
+      // Nor longer: a task waits about 3 s at most before it hands its run back.
+      expect(third - first).toBeLessThan(3200);
+    } finally {
+      random.mockRestore();
+      vi.useRealTimers();
+    }
   });
 
   it('answers undefined when every ask fails, or the answer names no task; locally, its pid', async () => {
