@@ -519,45 +519,49 @@ describe('an ECS RunTask refused for load', () => {
 
 describe("a container task's own id (ownTaskRef)", () => {
   const ARN = 'arn:aws:ecs:eu-west-1:123456789012:task/recsearch/0123456789abcdef';
-  /** A metadata endpoint answering `answers` in turn (a Response, or a thrown error), counting the asks. */
+  /** A metadata endpoint answering `answers` in turn (a Response, or a thrown error), counting the asks and noting when each came. */
   const endpoint = (answers: (Response | Error)[]) => {
     const asked: string[] = [];
+    const at: number[] = [];
     const fetchTask = (async (url: string | URL | Request) => {
       asked.push(String(url));
+      at.push(Date.now());
       const next = answers[asked.length - 1] ?? new Error('no more answers');
       if (next instanceof Error) throw next;
       return next;
     }) as typeof fetch;
-    return { asked, fetchTask };
+    return { asked, at, fetchTask };
   };
   const env = { ECS_CONTAINER_METADATA_URI_V4: 'http://169.254.170.2/v4/abc' };
+  /** ownTaskRef's answer, its waits between asks (a second, then two) run on fake timers. */
+  const ownTaskRefOnFakeTimers = async (...args: Parameters<typeof ownTaskRef>) => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'Date'] });
+    try {
+      let answer: { ref: string | undefined } | undefined;
+      void ownTaskRef(...args).then((ref) => {
+        answer = { ref };
+      });
+      for (let waited = 0; answer === undefined && waited < 10_000; waited += 50) await vi.advanceTimersByTimeAsync(50);
+      if (!answer) throw new Error('ownTaskRef did not answer within 10 s');
+      return answer.ref;
+    } finally {
+      vi.useRealTimers();
+    }
+  };
 
   it('asks the task metadata endpoint again when it fails or answers an error status (the task would hand its run back otherwise)', async () => {
     const { asked, fetchTask } = endpoint([new TypeError('fetch failed'), new Response('busy', { status: 500 }), Response.json({ TaskARN: ARN, Family: 'training' })]);
     // Until 2026-12-08 the first failure answered undefined.
-    expect(await ownTaskRef(env, fetchTask)).toBe(ARN);
+    expect(await ownTaskRefOnFakeTimers(env, fetchTask)).toBe(ARN);
     expect(asked).toEqual(Array(3).fill('http://169.254.170.2/v4/abc/task'));
   });
 
   it('asks again a second, then two seconds, after a failed ask: a blip at the container start is waited out, not asked through at once', async () => {
-    vi.useFakeTimers({ toFake: ['setTimeout', 'Date'] });
     // A draw near 0, as full jitter may draw: the asks then came within milliseconds (until a review on 2026-12-08).
     const random = vi.spyOn(Math, 'random').mockReturnValue(0);
     try {
-      const at: number[] = [];
-      const answers = [new TypeError('fetch failed'), new TypeError('fetch failed')];
-      const fetchTask = (async () => {
-        at.push(Date.now());
-        const next = answers[at.length - 1];
-        if (next) throw next;
-        return Response.json({ TaskARN: ARN });
-      }) as typeof fetch;
-      let ref: string | undefined | null = null;
-      void ownTaskRef(env, fetchTask).then((r) => {
-        ref = r;
-      });
-      for (let waited = 0; ref === null && waited < 10_000; waited += 50) await vi.advanceTimersByTimeAsync(50);
-      expect(ref).toBe(ARN);
+      const { at, fetchTask } = endpoint([new TypeError('fetch failed'), new TypeError('fetch failed'), Response.json({ TaskARN: ARN })]);
+      expect(await ownTaskRefOnFakeTimers(env, fetchTask)).toBe(ARN);
       expect(at).toHaveLength(3);
       const [first, second, third] = at as [number, number, number];
       expect(second - first).toBeGreaterThanOrEqual(1000);
@@ -566,12 +570,11 @@ describe("a container task's own id (ownTaskRef)", () => {
       expect(third - first).toBeLessThan(3200);
     } finally {
       random.mockRestore();
-      vi.useRealTimers();
     }
   });
 
   it('answers undefined when every ask fails, or the answer names no task; locally, its pid', async () => {
-    expect(await ownTaskRef(env, endpoint([new TypeError('fetch failed'), new TypeError('fetch failed'), new TypeError('fetch failed')]).fetchTask)).toBeUndefined();
+    expect(await ownTaskRefOnFakeTimers(env, endpoint([new TypeError('fetch failed'), new TypeError('fetch failed'), new TypeError('fetch failed')]).fetchTask)).toBeUndefined();
     const noArn = endpoint([Response.json({ Family: 'training' })]);
     expect(await ownTaskRef(env, noArn.fetchTask)).toBeUndefined();
     expect(noArn.asked).toHaveLength(1);
