@@ -181,13 +181,7 @@ async function confirmClaim(c: Pick<ConsoleStore, 'get' | 'update'>, tenant: str
   }
   let run: TrainingRun | undefined;
   try {
-    run = await withRetry<TrainingRun | undefined>(CONFIRM_RETRY, async () => {
-      try {
-        return { value: await c.get<TrainingRun>(tenant, 'job', id) };
-      } catch (e) {
-        return { failure: e, retryable: serviceBusy(e) };
-      }
-    });
+    run = await readRun(c, tenant, id);
   } catch (e) {
     throw new ClaimUnconfirmed(`${why}; the run could not be read back: ${errorMessage(e)}`);
   }
@@ -196,6 +190,16 @@ async function confirmClaim(c: Pick<ConsoleStore, 'get' | 'update'>, tenant: str
   if (run?._attempt !== attempt || !run.task || run.task.ref !== undefined) return;
   throw new ClaimUnconfirmed(why);
 }
+
+/** Run `id` read back after a write whose answer was lost: a busy read is tried again (CONFIRM_RETRY), then thrown. */
+const readRun = (c: Pick<ConsoleStore, 'get'>, tenant: string, id: number): Promise<TrainingRun | undefined> =>
+  withRetry<TrainingRun | undefined>(CONFIRM_RETRY, async () => {
+    try {
+      return { value: await c.get<TrainingRun>(tenant, 'job', id) };
+    } catch (e) {
+      return { failure: e, retryable: serviceBusy(e) };
+    }
+  });
 
 /**
  * A trainer's start of its attempt (`start`, holding its `_attempt` token), under `held`: whether
@@ -213,17 +217,10 @@ async function startAttempt(
   start: Record<string, unknown> & { _attempt: string },
   held: Record<string, unknown>,
 ): Promise<boolean> {
-  // The read back waits out a busy table as the confirmation does (CONFIRM_RETRY): the start's
-  // answer was lost to load, and a read at once often meets the same (until 2026-12-07 one refused
-  // read threw, and a start that had landed was left InProgress with nothing training it).
-  const ours = () =>
-    withRetry<boolean>(CONFIRM_RETRY, async () => {
-      try {
-        return { value: (await c.get<TrainingRun>(tenant, 'job', id))?._attempt === start._attempt };
-      } catch (e) {
-        return { failure: e, retryable: serviceBusy(e) };
-      }
-    });
+  // The read back waits out a busy table (`readRun`): the start's answer was lost to load, and a
+  // read at once often meets the same (until 2026-12-07 one refused read threw, and a start that
+  // had landed was left InProgress with nothing training it).
+  const ours = async () => (await readRun(c, tenant, id))?._attempt === start._attempt;
   let applied: boolean;
   try {
     applied = await c.update(tenant, 'job', id, start, held);
