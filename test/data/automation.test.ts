@@ -1369,6 +1369,52 @@ describe('erasure', () => {
     expect((await events.list(T, { limit: 10, userId: 'a-big' })).rows).toHaveLength(1);
   });
 
+  it("rows waiting for their erasure's marker are not counted among the sweeps due after one with many events left: that one, the last a sweep acts on, takes all the time left", async () => {
+    // Found by a review (2026-12-07): a due row whose erasure's marker was not stored yet (a sweep
+    // does nothing with it for ERASURE_FINISHED_BY_SECONDS) counted as a sweep due after the big
+    // one, which took half the time left, stopped after its first page and left the rest of its
+    // events for the next pass while this one had time for them.
+    const { events, console: c, idempotency } = db.stores;
+    const T = 'er41';
+    await events.append(
+      T,
+      Array.from({ length: 1001 }, (_, i) => ev('a-big', 'view', i + 1)),
+      100,
+      { idempotencyKey: 'bulk' },
+    );
+    await events.append(T, [ev('z-waits', 'view', 1)], 100);
+    const deps = { console: c, exposures: dynamoExposureStore(db.table), blobs: blobStore, events };
+    const refusingEvents: EventStore = Object.create(events);
+    refusingEvents.eraseUser = async () => {
+      throw new Error('ProvisionedThroughputExceeded');
+    };
+    // a-big: marker running, events not deleted; z-waits: row stored, marker refused (503).
+    await expect(eraseUser({ ...deps, idempotency, events: refusingEvents }, T, 'a-big')).rejects.toThrow();
+    const refusingMarker: ConsoleStore = Object.create(c);
+    refusingMarker.putErasure = async () => {
+      throw new Error('ProvisionedThroughputExceeded');
+    };
+    await expect(eraseUser({ ...deps, idempotency, console: refusingMarker }, T, 'z-waits')).rejects.toThrow();
+    const began = Math.max(...(await c.erasureSweeps(T)).map((r) => r.due_at - ERASURE_SWEEP_DELAY_SECONDS));
+    // Each page of the big user's events (1,000 at most, under one Idempotency-Key) takes 30 s of the pass's 40 s.
+    let clock = 0;
+    const slow: typeof idempotency = Object.create(idempotency);
+    slow.forget = async (tenant, key, writtenAt) => {
+      await idempotency.forget(tenant, key, writtenAt);
+      if (key === 'bulk') clock += 30_000;
+    };
+    const timer = vi.spyOn(performance, 'now').mockImplementation(() => clock);
+    try {
+      expect(await sweepErasures({ ...deps, idempotency: slow }, T, began + ERASURE_SWEEP_DELAY_SECONDS + 1, 40_000)).toBe(1001);
+    } finally {
+      timer.mockRestore();
+    }
+    expect((await events.list(T, { limit: 10, userId: 'a-big' })).rows).toEqual([]);
+    // The waiting one is untouched: its events stay, its row too.
+    expect((await events.list(T, { limit: 10, userId: 'z-waits' })).rows).toHaveLength(1);
+    expect((await c.erasureSweeps(T)).map((s) => s.user_id)).toEqual(['a-big', 'z-waits']);
+  });
+
   it("one user's sweep that fails leaves the tenant's other due sweeps to go on, and the pass still reports the failure", async () => {
     // Found by a review (2026-12-07): a sweep that threw (a write throttled past its retries, an
     // artifact that cannot be read) ended the tenant's sweeps, and the rows go in user order: one
