@@ -120,6 +120,9 @@ export class ServiceStack extends Stack {
     const signIn = this.platform.functions.get('console-session/session');
     signIn?.addEnvironment('CONSOLE_CLIENT_ID', this.auth.consoleClient.userPoolClientId);
     signIn?.addEnvironment('CONSOLE_ORIGIN_VERIFY', uuidOf(Aws.STACK_ID));
+    // The key by which the maintenance pass's logs name a user (shared/domain/erasure.ts `userRef`):
+    // this stack's UUID, which no one outside the account sees.
+    maintainer.addEnvironment('USER_REF_KEY', uuidOf(Aws.STACK_ID));
     const limit = props.tokenEndpointLimit ?? { requests: 300, windowSeconds: 300 };
     this.firewall = new TokenEndpointFirewall(this, 'TokenEndpointFirewall', { userPool: this.auth.userPool, requestsPerAddress: limit.requests, windowSeconds: limit.windowSeconds });
 

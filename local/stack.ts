@@ -1,5 +1,6 @@
 // First: the local defaults hold before any module below reads them as it loads.
 import './defaults.ts';
+import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { ensureSigningKey } from '../shared/auth/signer.ts';
@@ -220,6 +221,9 @@ async function startStack(opts: StackOptions, dataDir: string, undo: (() => unkn
     AUTH_JWKS_FILE: p.jwks,
     AUTH_SIGNING_KEY_FILE: p.signingKey,
     BLOB_DIR: p.blobs,
+    // The key by which the maintenance pass's logs name a user (shared/domain/erasure.ts `userRef`):
+    // derived from the data folder's signing key, the local stack's one secret (kept with the data).
+    USER_REF_KEY: createHash('sha256').update('user_ref\0').update(readFileSync(p.signingKey)).digest('hex'),
     ...opts.env,
   });
   // Read now, once the stack's environment is applied (a process may start several stacks).

@@ -24,6 +24,8 @@ export interface MaintenanceDeps {
   embedGraceSeconds: number;
   /** Where the pass starts among the tenants. */
   cursor: PassCursor;
+  /** The key by which the pass's logs name a user (USER_REF_KEY: `userRef`); unset, a constant. */
+  userRefKey?: string | undefined;
   /** How long into the pass a tenant's work may still start (`PASS_BUDGET_MS`). */
   budgetMs?: number;
 }
@@ -130,7 +132,7 @@ export async function maintenancePass(deps: MaintenanceDeps, now: number) {
       failed('search analytics fold failed', tenant, e);
     }
     try {
-      swept += await sweepErasures({ ...s, exposures: deps.exposures, blobs: deps.blobs }, tenant, now, passUntil);
+      swept += await sweepErasures({ ...s, exposures: deps.exposures, blobs: deps.blobs, userRefKey: deps.userRefKey }, tenant, now, passUntil);
     } catch (e) {
       // Each user's failed sweep is logged, and the events the tenant's other sweeps deleted are counted.
       if (!(e instanceof ErasureSweepsFailed)) failed('erasure sweep failed', tenant, e);

@@ -24,6 +24,7 @@ export const handler = async (event?: unknown) => {
     segmentEvents: segmentEvents(),
     cursor: passCursor(),
     embedGraceSeconds: config().maintenance.embedGraceSeconds,
+    userRefKey: config().maintenance.userRefKey,
   };
   return maintenancePass(deps, now);
 };

@@ -1,4 +1,4 @@
-import { createHash, randomInt } from 'node:crypto';
+import { createHmac, randomInt } from 'node:crypto';
 import type { BlobStore } from '../blob.ts';
 import { nowMs, nowSeconds } from '../clock.ts';
 import { eachAtMost } from '../concurrency.ts';
@@ -178,7 +178,15 @@ export const ERASURE_FINISHED_BY_SECONDS = 300;
  * every pass never showed in the logs. Returns the events deleted.
  */
 export async function sweepErasures(
-  deps: { console: ConsoleStore; events: EventStore; idempotency: IdempotencyStore; exposures: Pick<ExposureStore, 'forgetUser'>; blobs: BlobStore },
+  deps: {
+    console: ConsoleStore;
+    events: EventStore;
+    idempotency: IdempotencyStore;
+    exposures: Pick<ExposureStore, 'forgetUser'>;
+    blobs: BlobStore;
+    /** The deployment's key by which failures name their user (`userRef`). */
+    userRefKey?: string | undefined;
+  },
   tenant: string,
   now: number,
   until = Number.POSITIVE_INFINITY,
@@ -211,7 +219,7 @@ export async function sweepErasures(
       // leaves the others' sweeps to go on (its row stays due); the pass reports it once they have
       // (until 2026-12-07 it ended the tenant's sweeps, and one failing every pass held back every
       // user after it for good).
-      failures.push({ userRef: userRef(sweep.user_id), error });
+      failures.push({ userRef: userRef(deps.userRefKey, tenant, sweep.user_id), error });
     }
   }
   if (failures.length > 0) throw new ErasureSweepsFailed(deleted, failures);
@@ -250,10 +258,22 @@ export interface SweepFailure {
 }
 
 /**
- * How logs name an erased user: the first 16 hex digits of the SHA-256 of the id, never the id
- * itself (the erasure removes it; an operator holding the id can compute the same to find its lines).
+ * How logs name an erased user: never the id itself (the erasure removes it), but the first 16 hex
+ * digits of the HMAC-SHA-256, under the deployment's key (USER_REF_KEY: the stack id's UUID on AWS,
+ * from the data folder's signing key locally), of the tenant and the id (`<tenant>` NUL `<user>`).
+ * An operator holding the id and the key computes the same to find its lines; someone holding only
+ * the logs cannot match a guessed id (an email, a sequential number) against them. Without a key
+ * (unset) a constant stands in: the ref is then as guessable as the id. Until 2026-12-07 it was the
+ * SHA-256 of the id alone, and any guessed id could be checked against the logs.
  */
-export const userRef = (userId: string): string => createHash('sha256').update(userId).digest('hex').slice(0, 16);
+export const userRef = (key: string | undefined, tenant: string, userId: string): string =>
+  createHmac('sha256', key ?? UNKEYED)
+    .update(`${tenant}\0${userId}`)
+    .digest('hex')
+    .slice(0, 16);
+
+/** `userRef`'s key where the deployment sets none. */
+const UNKEYED = 'recsearch user_ref (USER_REF_KEY unset)';
 
 /** Thrown by `sweepErasures` once its sweeps have run when some failed: each failure, and the events the others deleted. */
 export class ErasureSweepsFailed extends Error {

@@ -455,6 +455,8 @@ describe('search and embedding wiring', () => {
     const depth = ofType('AWS::Lambda::Function').filter(([, f]) => statementsOf(f).some((x) => [x.Action].flat().includes('sqs:GetQueueAttributes')));
     expect(depth.map(([, f]) => f.Properties.Description).sort()).toEqual(['functions/workers/embed.ts', 'functions/workers/maintain.ts', 'functions/workers/train.ts']);
     expect(fnByModule('workers/maintain').Properties.Environment.Variables.QUEUE_URL_EMBEDDING).toBeDefined();
+    // The key its logs name users by (`userRef`): the stack id's UUID, resolved at deployment.
+    expect(fnByModule('workers/maintain').Properties.Environment.Variables.USER_REF_KEY).toEqual({ 'Fn::Select': [2, { 'Fn::Split': ['/', { Ref: 'AWS::StackId' }] }] });
   });
 
   it('grants Bedrock InvokeModel on the Titan model only when chosen', () => {

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { describe, expect, it, vi } from 'vitest';
 import type { Stores } from '../../shared/data/index.ts';
 import { ERASURE_SWEEP_DELAY_SECONDS, userRef } from '../../shared/domain/erasure.ts';
@@ -254,13 +255,15 @@ describe('the maintenance pass: segment size estimates and search folds across t
     };
     const errors = vi.spyOn(logger, 'error').mockImplementation(() => undefined);
     try {
-      expect((await maintenancePass(deps, NOW)).swept).toBe(6);
+      expect((await maintenancePass({ ...deps, userRefKey: 'the-deployment-key' }, NOW)).swept).toBe(6);
       const logged = errors.mock.calls.filter((c) => c[0] === 'erasure sweep failed').map((c) => c[1]);
       expect(logged).toEqual([
-        { tenant: 'a', user_ref: userRef('fails-1'), error: 'first throttled' },
-        { tenant: 'a', user_ref: userRef('fails-2'), error: 'second throttled' },
+        { tenant: 'a', user_ref: userRef('the-deployment-key', 'a', 'fails-1'), error: 'first throttled' },
+        { tenant: 'a', user_ref: userRef('the-deployment-key', 'a', 'fails-2'), error: 'second throttled' },
       ]);
       expect(JSON.stringify(logged)).not.toContain('fails-');
+      // Keyed (found by a review, 2026-12-07): not the SHA-256 of the id, which anyone can compute for a guessed id.
+      expect(JSON.stringify(logged)).not.toContain(createHash('sha256').update('fails-1').digest('hex').slice(0, 16));
     } finally {
       errors.mockRestore();
     }
