@@ -3,7 +3,7 @@ import { PASS_EVENT_BUDGET, type PassBudget, refreshSegmentSizes, type SegmentSi
 import type { ExposureStore } from './control/exposures.ts';
 import type { Stores } from './data/index.ts';
 import { decideAutoPromotion, decideLeftPromotions, startDueRuns } from './domain/automation.ts';
-import { ErasureSweepsFailed, sweepErasures } from './domain/erasure.ts';
+import { adoptRowlessErasures, ErasureSweepsFailed, sweepErasures } from './domain/erasure.ts';
 import { logger } from './observability.ts';
 import type { WorkQueue } from './queue/messages.ts';
 import { sweepTaskRuns, type TaskLauncher } from './recs/launcher.ts';
@@ -50,7 +50,8 @@ export const PASS_BUDGET_MS = 40_000;
  * search analytics counters, starts templates' scheduled training runs that are due, ends
  * runs whose container task stopped without ending them, sends runs stored but never sent, decides
  * the auto-promotions their trainers left undecided (`decideLeftPromotions`), and sweeps ended erasures (a second
- * look at the user's events, `sweepErasures`), finishing those cut off before they ended. One tenant's failure leaves the others'
+ * look at the user's events, `sweepErasures`), finishing those cut off before they ended (those cut off before 2026-12-07, which stored
+ * no sweep row, found a page of markers a pass: `adoptRowlessErasures`). One tenant's failure leaves the others'
  * work alone.
  */
 export async function maintenancePass(deps: MaintenanceDeps, now: number) {
@@ -130,6 +131,14 @@ export async function maintenancePass(deps: MaintenanceDeps, now: number) {
       folded += (await foldSearchCounts(deps.searchLog, tenant, now, foldUntil - performance.now())).searches;
     } catch (e) {
       failed('search analytics fold failed', tenant, e);
+    }
+    // Erasures cut off before 2026-12-07 stored no sweep row: a page of the tenant's markers a pass
+    // finds them, and stores their rows, which the sweeps then finish (`adoptRowlessErasures`).
+    try {
+      const found = await adoptRowlessErasures(s.console, tenant, now);
+      if (found > 0) logger.info('erasures cut off without a sweep row found', { tenant, found });
+    } catch (e) {
+      failed('erasure marker scan failed', tenant, e);
     }
     try {
       swept += await sweepErasures({ ...s, exposures: deps.exposures, blobs: deps.blobs, userRefKey: deps.userRefKey }, tenant, now, passUntil);

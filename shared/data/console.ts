@@ -25,6 +25,7 @@ import {
   ContextMarker,
   Endpoint,
   ErasedUser,
+  ErasureMarkerScan,
   ErasureSweep,
   EventType,
   Experiment as ExperimentRecord,
@@ -566,6 +567,32 @@ export function dynamoConsoleStore(t: TableRef): ConsoleStore {
     async erasureSweeps(tenant, upTo = WHOLE) {
       const rows = await queryUpTo(t, { ...ErasureSweep.indexes.primary.query({ tenant }), ConsistentRead: true }, upTo);
       return rows.map(erasureSweep);
+    },
+    async erasureMarkersPage(tenant, after, limit) {
+      // In key order: a Query of the markers' keys, from just past the last one read (the event types after them are not read).
+      const primary = ErasedUser.indexes.primary;
+      const page = await queryPage(t, {
+        ...primary.query({ tenant }, { beginsWith: primary.skPrefix() }),
+        ConsistentRead: true,
+        Limit: limit,
+        ...(after !== undefined ? { ExclusiveStartKey: ErasedUser.key({ tenant, user_id: after }) } : {}),
+      });
+      const last = page.items.at(-1);
+      const next = page.lastKey !== undefined && last !== undefined ? primary.parse(String(last[primary.skAttr])).user_id : undefined;
+      return { markers: page.items.filter((r) => ErasedUser.owns(r)).map(erasureMarker), next };
+    },
+    async erasureMarkerScan(tenant) {
+      const row = await getRow(t, ErasureMarkerScan.key({ tenant }), { consistent: true });
+      if (!row) return undefined;
+      return {
+        first_began: Number(row.first_began),
+        ...(row.after !== undefined ? { after: String(row.after) } : {}),
+        ...(row.round_began !== undefined ? { round_began: Number(row.round_began) } : {}),
+        ...(row.done === true ? { done: true } : {}),
+      };
+    },
+    async putErasureMarkerScan(tenant, scan) {
+      await put(t, { ...ErasureMarkerScan.key({ tenant }), ...scan });
     },
     async removeErasureSweep(tenant, sweep) {
       // Not one merged with another's since it was read (it covers what this pass did not).

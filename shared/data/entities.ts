@@ -227,6 +227,16 @@ export const ErasureSweep = entity({
   attributes: ['user_id', 'due_at', 'events_through'],
   indexes: { primary: { pk: 'TENANT#${tenant}#CONSOLE#ERASURE_SWEEP', sk: '${user_id}' } },
 });
+/**
+ * Where the maintenance pass's scan of a tenant's erasure markers stands (shared/domain/erasure.ts
+ * `adoptRowlessErasures`): the last marker's key part read, when the current round and the first
+ * began, and whether it is over. One row per tenant.
+ */
+export const ErasureMarkerScan = entity({
+  name: 'erasure_marker_scan',
+  attributes: ['after', 'round_began', 'first_began', 'done'],
+  indexes: { primary: { pk: 'TENANT#${tenant}#CONSOLE#ERASURE_MARKER_SCAN', sk: '#SCAN' } },
+});
 export const Context = record('context', { pk: 'TENANT#${tenant}#CONSOLE#context', sk: '${id}' });
 export const Template = record('template', { pk: 'TENANT#${tenant}#CONSOLE#template', sk: '${id}' });
 /**

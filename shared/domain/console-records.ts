@@ -100,6 +100,18 @@ export interface ErasureSweep {
   order?: number;
 }
 
+/** Where the maintenance pass's scan of a tenant's erasure markers stands (shared/domain/erasure.ts `adoptRowlessErasures`). */
+export interface ErasureMarkerScan {
+  /** The last marker read (`erasureMarkersPage`'s `next`); absent at the start of a round. */
+  after?: string;
+  /** When the round under way began (unix seconds); absent between rounds. */
+  round_began?: number;
+  /** When the scan's first round began. */
+  first_began: number;
+  /** Over: a whole round begun ERASURE_FINISHED_BY_SECONDS after the first found every marker such an erasure left. */
+  done?: boolean;
+}
+
 /**
  * A user whose events were erased: from `requested_at` (unix seconds) serving no longer
  * personalises from what a model's artifact holds of them, nor from their events created up to
@@ -203,6 +215,14 @@ export interface ConsoleStore {
   erasureSweeps(tenant: string, upTo?: number): Promise<ErasureSweep[]>;
   /** Deletes a sweep done, unless a later erasure replaced it meanwhile (another `due_at`). */
   removeErasureSweep(tenant: string, sweep: ErasureSweep): Promise<void>;
+  /**
+   * A page of the tenant's erasure markers in key order, at most `limit`, from just past `after`
+   * (a page's `next`: opaque; undefined, the first); `next` is undefined once the last was read.
+   */
+  erasureMarkersPage(tenant: string, after: string | undefined, limit: number): Promise<{ markers: ErasedUser[]; next: string | undefined }>;
+  /** Where the maintenance pass's scan of the tenant's markers stands (`adoptRowlessErasures`), or undefined before its first page. */
+  erasureMarkerScan(tenant: string): Promise<ErasureMarkerScan | undefined>;
+  putErasureMarkerScan(tenant: string, scan: ErasureMarkerScan): Promise<void>;
   /**
    * Sets fields (one set to `undefined` is removed); with `expect`, only if those fields currently
    * hold those values (`undefined`: only if the field is absent; scalars only, `a.b` naming field b

@@ -4,7 +4,7 @@ import { nowMs, nowSeconds } from '../clock.ts';
 import { eachAtMost } from '../concurrency.ts';
 import type { ExposureStore } from '../control/exposures.ts';
 import { eraseFromModels } from '../recs/erase-from-models.ts';
-import { ERASURE_SWEEP_DELAY_SECONDS, sweepBound, sweepMembersThrough, type ConsoleStore, type ErasedUser, type ErasureSweep } from './console-records.ts';
+import { ERASURE_SWEEP_DELAY_SECONDS, sweepBound, sweepMembersThrough, type ConsoleStore, type ErasedUser, type ErasureMarkerScan, type ErasureSweep } from './console-records.ts';
 import type { IdempotencyStore } from './idempotency.ts';
 import type { EventStore } from './types.ts';
 import { errorMessage } from './errors.ts';
@@ -161,7 +161,8 @@ export const ERASURE_FINISHED_BY_SECONDS = 300;
  * marker stands as running the row is kept, and once ERASURE_FINISHED_BY_SECONDS have passed since
  * it began, the erasure is finished as its repeat would finish it (`eraseUser`, which may run
  * alongside the caller's own repeat: erasures of one user at once are safe). Until 2026-12-07
- * nothing but the caller's repeat finished it.
+ * nothing but the caller's repeat finished it. An erasure cut off before then stored no row: the
+ * pass finds its marker and stores one first (`adoptRowlessErasures`).
  * A row whose latest erasure (its `order`) has no marker standing, neither its own nor a later
  * one's (none, or an earlier erasure's), is that erasure's start with its marker not stored: still
  * on its way, or refused (the caller answered 503). Nothing of it is done then (neither its events
@@ -224,6 +225,56 @@ export async function sweepErasures(
   }
   if (failures.length > 0) throw new ErasureSweepsFailed(deleted, failures);
   return deleted;
+}
+
+/** Erasure markers `adoptRowlessErasures` reads in a pass, per tenant (one Query). */
+export const MARKERS_SCANNED_PER_PASS = 100;
+
+/**
+ * Finds the erasures cut off before 2026-12-07, which stored no sweep row as they began, and stores
+ * one for each, so the sweeps finish them (`sweepErasures`: a marker still running
+ * ERASURE_FINISHED_BY_SECONDS after it began is finished): a marker running with no row of its user
+ * gets a row due then (now, for one that old), which records no bound (its finish deletes the
+ * user's events up to the last id handed out then, as the caller's repeat would) and no memberships
+ * (its finish's own row covers them). Until 2026-12-07 such an erasure stood running until its
+ * caller repeated it: the user's own event list and `GET /v1/events/{id}` left out all of their
+ * events while lists not filtered by user listed them, and the events stayed in the table.
+ * The maintenance pass calls it before the sweeps, for each tenant: it reads a page of the tenant's
+ * markers (MARKERS_SCANNED_PER_PASS, in key order, one Query, from where the last pass stopped:
+ * `ErasureMarkerScan`) and the rows of the running ones among them (by their keys), never the whole
+ * partition in a pass. Rounds go on until one that began ERASURE_FINISHED_BY_SECONDS after the
+ * first has read every marker (an erasure begun by the older code while the first round ran is
+ * found by then); then the scan is over, and the pass reads nothing more for it. Markers stored by
+ * today's erasures need none of it (each stores its row first), so the rows it stores are only
+ * those of the older code's. Returns the rows stored.
+ */
+export async function adoptRowlessErasures(c: ConsoleStore, tenant: string, now: number, perPass = MARKERS_SCANNED_PER_PASS): Promise<number> {
+  const scan = await c.erasureMarkerScan(tenant);
+  if (scan?.done) return 0;
+  const firstBegan = scan?.first_began ?? now;
+  const roundBegan = scan?.after !== undefined ? (scan.round_began ?? now) : now;
+  const page = await c.erasureMarkersPage(tenant, scan?.after, perPass);
+  const running = page.markers.filter((m) => m.completed_at === null);
+  let stored = 0;
+  if (running.length > 0) {
+    const rows = await c.erasureSweepsOf(
+      tenant,
+      running.map((m) => m.user_id),
+    );
+    const withRow = new Set(rows.map((s) => s.user_id));
+    for (const m of running) {
+      if (withRow.has(m.user_id)) continue;
+      // Merged with a row a repeat of the erasure may store meanwhile (`putErasureSweep`).
+      await c.putErasureSweep(tenant, { user_id: m.user_id, due_at: m.requested_at + ERASURE_FINISHED_BY_SECONDS, events_through: 0, members_through: 0 });
+      stored += 1;
+    }
+  }
+  const next: ErasureMarkerScan =
+    page.next !== undefined
+      ? { after: page.next, round_began: roundBegan, first_began: firstBegan }
+      : { first_began: firstBegan, ...(roundBegan >= firstBegan + ERASURE_FINISHED_BY_SECONDS ? { done: true } : {}) };
+  await c.putErasureMarkerScan(tenant, next);
+  return stored;
 }
 
 /**

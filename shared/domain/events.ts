@@ -201,7 +201,7 @@ const SWEEPS_READ = 1000;
  * Query of their small partition, and the markers of those on the page by key. While it runs, the
  * events up to the bound its row recorded as it began (the ones it erases); the user's later ones
  * are listed. An erasure cut off before 2026-12-07 stored no row: its user's events are listed until
- * it is repeated.
+ * the maintenance pass stores one for it (shared/domain/erasure.ts `adoptRowlessErasures`) or it is repeated.
  */
 async function erasedAmong(
   erasures: Pick<ConsoleStore, 'erasedUser' | 'erasureSweeps' | 'erasureSweepsOf'>,

@@ -14,7 +14,7 @@ import { createTemplate, firstRunAt, getTemplate, updateTemplate, type Template 
 import { trainingRunResource, type TrainingRun } from '../../shared/domain/training-runs.ts';
 import type { Endpoint } from '../../shared/domain/endpoints.ts';
 import type { ConsoleStore } from '../../shared/domain/console-records.ts';
-import { ERASURE_FINISHED_BY_SECONDS, ERASURE_SWEEP_DELAY_SECONDS, eraseUser, sweepErasures } from '../../shared/domain/erasure.ts';
+import { adoptRowlessErasures, ERASURE_FINISHED_BY_SECONDS, ERASURE_SWEEP_DELAY_SECONDS, eraseUser, sweepErasures } from '../../shared/domain/erasure.ts';
 import { allocateIds } from '../../shared/data/counters.ts';
 import { ingestEvents } from '../../shared/domain/events.ts';
 import { ingestEventsBody } from '../../shared/schemas/events.ts';
@@ -1367,6 +1367,79 @@ describe('erasure', () => {
     }
     expect((await events.list(T, { limit: 10, userId: 'b-small' })).rows).toEqual([]);
     expect((await events.list(T, { limit: 10, userId: 'a-big' })).rows).toHaveLength(1);
+  });
+
+  it('an erasure cut off before 2026-12-07 (marker running, no sweep row) is found by the passes, a page of markers at a time, and finished: its events are then gone everywhere', async () => {
+    // Found by a review (2026-12-07): such an erasure (the older code stored no row as it began)
+    // stood running until its caller repeated it: the user's own list and GET by id left out all
+    // of their events, lists not filtered by user listed them, and they stayed in the table.
+    const { listEvents, getEvent } = await import('../../shared/domain/events.ts');
+    const { events, console: c, idempotency } = db.stores;
+    const T = 'er42';
+    const deps = { console: c, idempotency, exposures: dynamoExposureStore(db.table), blobs: blobStore, events };
+    const stored = await events.append(T, [ev('legacy', 'view', 1), ev('legacy', 'buy', 2), ev('a-other', 'view', 1)], 100);
+    const began = nowSeconds() - 3600;
+    // As the older code left them: an ended erasure's marker, and one cut off (running, no row).
+    await c.putErasure(T, { user_id: 'a-ended', requested_at: began - 60, completed_at: began - 50, models_checked_through: 0, events_through: 0, order: (began - 60) * 1_000_000 });
+    await c.putErasure(T, { user_id: 'legacy', requested_at: began, completed_at: null, models_checked_through: 0, order: began * 1_000_000 });
+    expect(await c.erasureSweeps(T)).toEqual([]);
+    const listed = async (q: object) => (await listEvents(events, T, { limit: 20, ...q }, nowSeconds(), c)).data.map((e) => e.user_id);
+    expect(await listed({})).toEqual(['legacy', 'legacy', 'a-other']);
+    expect(await listed({ user_id: 'legacy' })).toEqual([]);
+    // A pass reads a page of markers (here 1): the first holds the ended one, nothing to do.
+    const pass = async (at: number) => {
+      await adoptRowlessErasures(c, T, at, 1);
+      return sweepErasures(deps, T, at);
+    };
+    const now = nowSeconds();
+    expect(await pass(now)).toBe(0);
+    expect((await c.erasedUser(T, 'legacy'))?.completed_at).toBeNull();
+    // The next page holds the cut-off one: its row is stored, due (it began long ago), and the sweep finishes it.
+    expect(await pass(now)).toBe(2);
+    const marker = await c.erasedUser(T, 'legacy');
+    expect(marker?.completed_at).not.toBeNull();
+    expect(marker?.requested_at).toBe(began);
+    // Gone everywhere: the table, the user's own list, by id, the list not filtered by user.
+    expect((await events.list(T, { limit: 10, userId: 'legacy' })).rows).toEqual([]);
+    for (const e of stored.slice(0, 2)) {
+      expect(await events.get(T, e.id)).toBeUndefined();
+      await expect(getEvent(events, T, e.id, c)).rejects.toThrow(/No event/);
+    }
+    expect(await listed({})).toEqual(['a-other']);
+    expect(await listed({ user_id: 'a-other' })).toEqual(['a-other']);
+    // Its own row (the finish's second look) is swept a minute on, and no row is left.
+    await pass(nowSeconds() + ERASURE_SWEEP_DELAY_SECONDS + 1);
+    expect(await c.erasureSweeps(T)).toEqual([]);
+    // Rounds go on until one begun ERASURE_FINISHED_BY_SECONDS after the first has read every marker; then the scan is over.
+    for (let at = now; !(await c.erasureMarkerScan(T))?.done; at += 60) {
+      expect(at).toBeLessThan(now + 2 * ERASURE_FINISHED_BY_SECONDS);
+      await adoptRowlessErasures(c, T, at, 1);
+    }
+    const reads: string[] = [];
+    const counting: ConsoleStore = Object.create(c);
+    counting.erasureMarkersPage = async (...args) => {
+      reads.push(args[0]);
+      return c.erasureMarkersPage(...args);
+    };
+    expect(await adoptRowlessErasures(counting, T, now + 3 * ERASURE_FINISHED_BY_SECONDS)).toBe(0);
+    expect(reads).toEqual([]);
+  });
+
+  it('a marker the older code left running with no row, begun under ERASURE_FINISHED_BY_SECONDS ago, gets a row due then: it is finished no sooner', async () => {
+    const { events, console: c, idempotency } = db.stores;
+    const T = 'er43';
+    const deps = { console: c, idempotency, exposures: dynamoExposureStore(db.table), blobs: blobStore, events };
+    await events.append(T, [ev('young', 'view', 1)], 100);
+    const began = nowSeconds() - 10;
+    await c.putErasure(T, { user_id: 'young', requested_at: began, completed_at: null, models_checked_through: 0 });
+    expect(await adoptRowlessErasures(c, T, began + 10)).toBe(1);
+    expect(await c.erasureSweeps(T)).toEqual([{ user_id: 'young', due_at: began + ERASURE_FINISHED_BY_SECONDS, events_through: 0, members_through: 0 }]);
+    // Its user's row now stands: a second round stores none again.
+    expect(await adoptRowlessErasures(c, T, began + 70)).toBe(0);
+    expect(await sweepErasures(deps, T, began + ERASURE_FINISHED_BY_SECONDS - 1)).toBe(0);
+    expect((await c.erasedUser(T, 'young'))?.completed_at).toBeNull();
+    expect(await sweepErasures(deps, T, began + ERASURE_FINISHED_BY_SECONDS)).toBe(1);
+    expect((await c.erasedUser(T, 'young'))?.completed_at).not.toBeNull();
   });
 
   it("rows waiting for their erasure's marker are not counted among the sweeps due after one with many events left: that one, the last a sweep acts on, takes all the time left", async () => {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it, vi } from 'vitest';
 import type { Stores } from '../../shared/data/index.ts';
-import { ERASURE_SWEEP_DELAY_SECONDS, userRef } from '../../shared/domain/erasure.ts';
+import { ERASURE_FINISHED_BY_SECONDS, ERASURE_SWEEP_DELAY_SECONDS, userRef } from '../../shared/domain/erasure.ts';
 import { maintenancePass, PASS_BUDGET_MS, type MaintenanceDeps } from '../../shared/maintenance.ts';
 import { logger } from '../../shared/observability.ts';
 import type { WorkMessage } from '../../shared/queue/messages.ts';
@@ -52,6 +52,8 @@ async function passWith(failing: 'items' | 'segments' | 'templates' | 'runs' | '
           : [],
       // The user's marker as the sweep reads it: ended with the sweep's erasure (nothing cut back).
       erasedUser: async () => ({ completed_at: 1_799_999_940 }),
+      // The scan for erasures cut off without a sweep row is over (adoptRowlessErasures).
+      erasureMarkerScan: async () => ({ first_began: 0, done: true }),
       removeErasureSweep: async (tenant: string, sweep: { user_id: string }) => void sweepsDone.push(`${tenant}/${sweep.user_id}`),
     },
   } as unknown as Stores;
@@ -147,7 +149,7 @@ function idleTenants(parts: { console?: object; searchLog?: MaintenanceDeps['sea
     idempotency: {},
     credentials: { listTenants: async () => parts.tenants ?? ['a', 'b'] },
     items: { pendingEmbeddings: async () => [], countChangesSince: async () => 0 },
-    console: { list: async () => [], activeRuns: async () => [], erasureSweeps: async () => [], ...parts.console },
+    console: { list: async () => [], activeRuns: async () => [], erasureSweeps: async () => [], erasureMarkerScan: async () => ({ first_began: 0, done: true }), ...parts.console },
   } as unknown as Stores;
   return {
     stores,
@@ -267,6 +269,46 @@ describe('the maintenance pass: segment size estimates and search folds across t
     } finally {
       errors.mockRestore();
     }
+  });
+
+  it("each pass reads a page of a tenant's erasure markers from where the last stopped, and stores a due row for one cut off before 2026-12-07 (running, no row): the sweeps after it finish it", async () => {
+    // Found by a review (2026-12-07): nothing found such an erasure; it stood running until its caller repeated it.
+    const NOW = 1_800_000_000;
+    const rows: { user_id: string; due_at: number; events_through: number; members_through?: number }[] = [];
+    const scans: unknown[] = [];
+    const pages: [string | undefined, number][] = [];
+    const deps = idleTenants({
+      tenants: ['a'],
+      console: {
+        erasureMarkerScan: async () => ({ after: 'earlier', round_began: NOW - 60, first_began: NOW - 60 }),
+        erasureMarkersPage: async (_t: string, after: string | undefined, limit: number) => {
+          pages.push([after, limit]);
+          return {
+            markers: [
+              { user_id: 'ended', requested_at: NOW - 9000, completed_at: NOW - 8990, models_checked_through: 0 },
+              { user_id: 'legacy', requested_at: NOW - 9000, completed_at: null, models_checked_through: 0 },
+              { user_id: 'has-row', requested_at: NOW - 10, completed_at: null, models_checked_through: 0, order: (NOW - 10) * 1_000_000 },
+            ],
+            next: 'has-row',
+          };
+        },
+        erasureSweepsOf: async (_t: string, users: string[]) => users.filter((u) => u === 'has-row').map((user_id) => ({ user_id, due_at: NOW + 50, events_through: 9 })),
+        putErasureSweep: async (_t: string, row: (typeof rows)[number]) => void rows.push(row),
+        putErasureMarkerScan: async (_t: string, scan: unknown) => void scans.push(scan),
+        erasureSweeps: async () => [...rows],
+      },
+    });
+    const seen: string[] = [];
+    (deps.stores.console as unknown as { erasedUser: unknown }).erasedUser = async (_t: string, user: string) => {
+      seen.push(user);
+      return undefined;
+    };
+    await maintenancePass(deps, NOW);
+    expect(pages).toEqual([['earlier', 100]]);
+    expect(rows).toEqual([{ user_id: 'legacy', due_at: NOW - 9000 + ERASURE_FINISHED_BY_SECONDS, events_through: 0, members_through: 0 }]);
+    expect(scans).toEqual([{ after: 'has-row', round_began: NOW - 60, first_began: NOW - 60 }]);
+    // The sweeps of the same pass read the row it stored.
+    expect(seen).toContain('legacy');
   });
 
   it("starts no erasure sweep past the pass's budget: a tenant with many due sweeps has the rest swept by the next passes", async () => {
