@@ -244,13 +244,20 @@ export const MARKERS_SCANNED_PER_PASS = 100;
  * `ErasureMarkerScan`) and the rows of the running ones among them (by their keys), never the whole
  * partition in a pass. Rounds go on until one that began ERASURE_FINISHED_BY_SECONDS after the
  * first has read every marker (an erasure begun by the older code while the first round ran is
- * found by then); then the scan is over, and the pass reads nothing more for it. Markers stored by
- * today's erasures need none of it (each stores its row first), so the rows it stores are only
- * those of the older code's. Returns the rows stored.
+ * found by then); then the scan is over, and the pass reads nothing more for it (a container that
+ * has seen it over, not even its row: `scansOver`). Markers stored by today's erasures need none of
+ * it (each stores its row first), so the rows it stores are only those of the older code's. Returns
+ * the rows stored.
  */
 export async function adoptRowlessErasures(c: ConsoleStore, tenant: string, now: number, perPass = MARKERS_SCANNED_PER_PASS): Promise<number> {
+  let over = scansOver.get(c);
+  if (!over) scansOver.set(c, (over = new Set()));
+  if (over.has(tenant)) return 0;
   const scan = await c.erasureMarkerScan(tenant);
-  if (scan?.done) return 0;
+  if (scan?.done) {
+    over.add(tenant);
+    return 0;
+  }
   const firstBegan = scan?.first_began ?? now;
   const roundBegan = scan?.after !== undefined ? (scan.round_began ?? now) : now;
   const page = await c.erasureMarkersPage(tenant, scan?.after, perPass);
@@ -274,8 +281,17 @@ export async function adoptRowlessErasures(c: ConsoleStore, tenant: string, now:
       ? { after: page.next, round_began: roundBegan, first_began: firstBegan }
       : { first_began: firstBegan, ...(roundBegan >= firstBegan + ERASURE_FINISHED_BY_SECONDS ? { done: true } : {}) };
   await c.putErasureMarkerScan(tenant, next);
+  if (next.done) over.add(tenant);
   return stored;
 }
+
+/**
+ * Cache: per console store (a container has one), the tenants whose scan (`adoptRowlessErasures`)
+ * this container has seen over: never begun again, so not read again. Until 2026-12-08 every pass
+ * read each tenant's scan row, one GetItem a tenant a minute for good, to learn it was over. Bound:
+ * the tenant ids, one each.
+ */
+const scansOver = new WeakMap<ConsoleStore, Set<string>>();
 
 /**
  * Of the due rows, those a sweep acts on: not those waiting for their erasure's marker (its order's,

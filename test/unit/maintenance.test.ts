@@ -311,6 +311,33 @@ describe('the maintenance pass: segment size estimates and search folds across t
     expect(seen).toContain('legacy');
   });
 
+  it("reads a tenant's erasure marker scan no more once the container has seen it over (written over by a pass or read over)", async () => {
+    // Found by a review (2026-12-08): every pass read each tenant's scan row (a GetItem a tenant a
+    // minute, for good, many tenants) only to learn the one-off scan was over.
+    const NOW = 1_800_000_000;
+    const reads: string[] = [];
+    const writes: unknown[] = [];
+    const deps = idleTenants({
+      tenants: ['a', 'b'],
+      console: {
+        // a: over; b: its last round, begun ERASURE_FINISHED_BY_SECONDS after the first, ends with this page.
+        erasureMarkerScan: async (tenant: string) => {
+          reads.push(tenant);
+          return tenant === 'a' ? { first_began: 0, done: true } : { after: 'u', round_began: NOW - ERASURE_FINISHED_BY_SECONDS, first_began: NOW - 2 * ERASURE_FINISHED_BY_SECONDS };
+        },
+        erasureMarkersPage: async () => ({ markers: [], next: undefined }),
+        putErasureMarkerScan: async (_t: string, scan: unknown) => void writes.push(scan),
+      },
+    });
+    await maintenancePass(deps, NOW);
+    expect(reads.sort()).toEqual(['a', 'b']);
+    expect(writes).toEqual([{ first_began: NOW - 2 * ERASURE_FINISHED_BY_SECONDS, done: true }]);
+    await maintenancePass(deps, NOW + 60);
+    await maintenancePass(deps, NOW + 120);
+    expect(reads.sort()).toEqual(['a', 'b']);
+    expect(writes).toHaveLength(1);
+  });
+
   it("starts no erasure sweep past the pass's budget: a tenant with many due sweeps has the rest swept by the next passes", async () => {
     // Found by a review (2026-12-07): a tenant's due sweeps all ran in one pass, however many, and
     // the pass outlived the function's 60 s (cut off, the tenants after it waited a whole round).
