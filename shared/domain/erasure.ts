@@ -152,10 +152,12 @@ export const ERASURE_FINISHED_BY_SECONDS = 300;
  * done, so one cut off by the function's time is done again). Until 2026-12-07 a tenant's due
  * sweeps all ran in one pass, however many (a tenant that erased thousands of users within a
  * minute), and the pass outlived the function's 60 s. A sweep or finish with many events left takes
- * at most half the time left while other sweeps it acts on are due after it (a page of the events
- * at least; rows waiting for their marker, below, are not counted: `sweepable`), and those go on: until 2026-12-07 one out of time stopped the tenant's sweeps, the next pass began
+ * at most half the time left while other sweeps are due after it (a page of the events at least),
+ * and those go on: until 2026-12-07 one out of time stopped the tenant's sweeps, the next pass began
  * with it again (rows go in user order), and every user after it waited until all its events were
- * gone.
+ * gone. Once they have, those cut short by their half go on with the time the others left: most
+ * sweeps find nothing left, and a row waiting for its erasure's marker (below) does nothing. Until
+ * 2026-12-08 that time went unused, and their events waited for the next pass.
  * Every erasure stores its row as it begins (due a minute later), so an erasure cut off before it
  * ended (its function's time ran out, a write failed past its retries) is found here: while its
  * marker stands as running the row is kept, and once ERASURE_FINISHED_BY_SECONDS have passed since
@@ -205,24 +207,30 @@ export async function sweepErasures(
         throw error;
       },
     ));
-  const rows = (await deps.console.erasureSweeps(tenant)).filter((s) => s.due_at <= now);
-  const due = await sweepable(deps.console, tenant, rows, now);
-  for (const [k, sweep] of due.entries()) {
-    const started = performance.now();
-    if (started >= until) break;
-    // Its share of the time left: half of it while others a sweep acts on are due after it (a page
-    // of the user's events at least: `EventStore.eraseUser`), all of it for the last (`sweepable`).
-    const share = k === due.length - 1 ? until : started + (until - started) / 2;
-    try {
-      deleted += await sweepOne(deps, tenant, sweep, now, share, experimentIds);
-    } catch (error) {
-      // One user's failure (a write throttled past its retries, an artifact that cannot be read)
-      // leaves the others' sweeps to go on (its row stays due); the pass reports it once they have
-      // (until 2026-12-07 it ended the tenant's sweeps, and one failing every pass held back every
-      // user after it for good).
-      failures.push({ userRef: userRef(deps.userRefKey, tenant, sweep.user_id), error });
+  const due = (await deps.console.erasureSweeps(tenant)).filter((s) => s.due_at <= now);
+  // Those still at it when their half of the time ran out: they go on with the time the others left.
+  const cutShort: ErasureSweep[] = [];
+  const sweepEach = async (sweeps: readonly ErasureSweep[], again: boolean) => {
+    for (const [k, sweep] of sweeps.entries()) {
+      const started = performance.now();
+      if (started >= until) break;
+      // Its share of the time left: half of it while others are due after it (a page of the user's
+      // events at least: `EventStore.eraseUser`), all of it for the last.
+      const share = k === sweeps.length - 1 ? until : started + (until - started) / 2;
+      try {
+        deleted += await sweepOne(deps, tenant, sweep, now, share, experimentIds);
+        if (!again && share < until && performance.now() >= share) cutShort.push(sweep);
+      } catch (error) {
+        // One user's failure (a write throttled past its retries, an artifact that cannot be read)
+        // leaves the others' sweeps to go on (its row stays due); the pass reports it once they have
+        // (until 2026-12-07 it ended the tenant's sweeps, and one failing every pass held back every
+        // user after it for good).
+        failures.push({ userRef: userRef(deps.userRefKey, tenant, sweep.user_id), error });
+      }
     }
-  }
+  };
+  await sweepEach(due, false);
+  await sweepEach(cutShort, true);
   if (failures.length > 0) throw new ErasureSweepsFailed(deleted, failures);
   return deleted;
 }
@@ -292,31 +300,6 @@ export async function adoptRowlessErasures(c: ConsoleStore, tenant: string, now:
  * the tenant ids, one each.
  */
 const scansOver = new WeakMap<ConsoleStore, Set<string>>();
-
-/**
- * Of the due rows, those a sweep acts on: not those waiting for their erasure's marker (its order's,
- * or a later one's) that began less than ERASURE_FINISHED_BY_SECONDS ago (`sweepOne` does nothing
- * with them), whose markers are read here, at once (a GetItem each: only rows of erasures begun
- * within those 5 minutes may wait). Until 2026-12-07 they were counted among the sweeps due after
- * one with many events left, which then took half the time left, not all of it, and left events for
- * the next pass while the pass had time to delete them.
- */
-async function sweepable(c: ConsoleStore, tenant: string, due: readonly ErasureSweep[], now: number): Promise<ErasureSweep[]> {
-  const waiting = new Set<ErasureSweep>();
-  const recent = due.filter((s) => s.order !== undefined && beganAt(s.order) + ERASURE_FINISHED_BY_SECONDS > now);
-  await eachAtMost(recent, MARKERS_AT_ONCE, async (s) => {
-    // A read that fails counts the row as due: its sweep reads the marker again, and fails alone.
-    const read = await c.erasedUser(tenant, s.user_id).then(
-      (marker) => ({ marker }),
-      () => undefined,
-    );
-    if (read !== undefined && s.order !== undefined && (read.marker?.order === undefined || read.marker.order < s.order)) waiting.add(s);
-  });
-  return due.filter((s) => !waiting.has(s));
-}
-
-/** Markers `sweepable` reads at once. */
-const MARKERS_AT_ONCE = 25;
 
 /** One user's failed sweep (`sweepErasures`): the user as `userRef`, and what it threw. */
 export interface SweepFailure {

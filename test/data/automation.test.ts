@@ -1361,12 +1361,13 @@ describe('erasure', () => {
     };
     const timer = vi.spyOn(performance, 'now').mockImplementation(() => clock);
     try {
-      expect(await sweepErasures({ ...deps, idempotency: slow }, T, began + ERASURE_SWEEP_DELAY_SECONDS + 1, 40_000)).toBe(1001);
+      // a-big's first page (its half: 20 s), b-small's, then a-big's last with the time b-small left.
+      expect(await sweepErasures({ ...deps, idempotency: slow }, T, began + ERASURE_SWEEP_DELAY_SECONDS + 1, 40_000)).toBe(1002);
     } finally {
       timer.mockRestore();
     }
     expect((await events.list(T, { limit: 10, userId: 'b-small' })).rows).toEqual([]);
-    expect((await events.list(T, { limit: 10, userId: 'a-big' })).rows).toHaveLength(1);
+    expect((await events.list(T, { limit: 10, userId: 'a-big' })).rows).toEqual([]);
   });
 
   it('an erasure cut off before 2026-12-07 (marker running, no sweep row) is found by the passes, a page of markers at a time, and finished: its events are then gone everywhere', async () => {
@@ -1442,7 +1443,7 @@ describe('erasure', () => {
     expect((await c.erasedUser(T, 'young'))?.completed_at).not.toBeNull();
   });
 
-  it("rows waiting for their erasure's marker are not counted among the sweeps due after one with many events left: that one, the last a sweep acts on, takes all the time left", async () => {
+  it("rows waiting for their erasure's marker leave the time to a sweep with many events left before them: that one, the last a sweep acts on, gets all the time left", async () => {
     // Found by a review (2026-12-07): a due row whose erasure's marker was not stored yet (a sweep
     // does nothing with it for ERASURE_FINISHED_BY_SECONDS) counted as a sweep due after the big
     // one, which took half the time left, stopped after its first page and left the rest of its
@@ -1486,6 +1487,47 @@ describe('erasure', () => {
     // The waiting one is untouched: its events stay, its row too.
     expect((await events.list(T, { limit: 10, userId: 'z-waits' })).rows).toHaveLength(1);
     expect((await c.erasureSweeps(T)).map((s) => s.user_id)).toEqual(['a-big', 'z-waits']);
+  });
+
+  it('a sweep cut short by its half of the time, with events left, gets the time the sweeps after it left unused: one with many events before a sweep that finds nothing left is done in one pass', async () => {
+    // Found by a review (2026-12-08): the sweeps after one with many events left took half the time
+    // left from it even when they used none of it (a second look that finds nothing, the common
+    // case; or a row waiting for its marker), and its events waited for the next pass while this
+    // one had time for them.
+    const { events, console: c, idempotency } = db.stores;
+    const T = 'er44';
+    await events.append(
+      T,
+      Array.from({ length: 1001 }, (_, i) => ev('a-big', 'view', i + 1)),
+      100,
+      { idempotencyKey: 'bulk' },
+    );
+    await events.append(T, [ev('z-done', 'view', 1)], 100);
+    const deps = { console: c, exposures: dynamoExposureStore(db.table), blobs: blobStore, events };
+    const refusingEvents: EventStore = Object.create(events);
+    refusingEvents.eraseUser = async () => {
+      throw new Error('ProvisionedThroughputExceeded');
+    };
+    // a-big: marker running, events not deleted; z-done: ended, its one event deleted (its sweep finds none left).
+    await expect(eraseUser({ ...deps, idempotency, events: refusingEvents }, T, 'a-big')).rejects.toThrow();
+    expect((await eraseUser({ ...deps, idempotency }, T, 'z-done')).deleted_events).toBe(1);
+    const due = Math.max(...(await c.erasureSweeps(T)).map((r) => r.due_at));
+    // Each page of the big user's events (1,000 at most, under one Idempotency-Key) takes 30 s of the pass's 40 s.
+    let clock = 0;
+    const slow: typeof idempotency = Object.create(idempotency);
+    slow.forget = async (tenant, key, writtenAt) => {
+      await idempotency.forget(tenant, key, writtenAt);
+      if (key === 'bulk') clock += 30_000;
+    };
+    const timer = vi.spyOn(performance, 'now').mockImplementation(() => clock);
+    try {
+      expect(await sweepErasures({ ...deps, idempotency: slow }, T, due, 40_000)).toBe(1001);
+    } finally {
+      timer.mockRestore();
+    }
+    expect((await events.list(T, { limit: 10, userId: 'a-big' })).rows).toEqual([]);
+    // a-big's row stays (its marker runs); z-done's is swept.
+    expect((await c.erasureSweeps(T)).map((s) => s.user_id)).toEqual(['a-big']);
   });
 
   it("one user's sweep that fails leaves the tenant's other due sweeps to go on, and the pass still reports the failure", async () => {

@@ -378,6 +378,48 @@ describe('the maintenance pass: segment size estimates and search folds across t
     }
   });
 
+  it('reads no erasure marker of a due sweep the pass has no time left to reach', async () => {
+    // Found by a review (2026-12-08): each pass read the marker of every due row begun within
+    // ERASURE_FINISHED_BY_SECONDS before the first sweep (to leave those waiting for theirs out of
+    // the time split), those of rows it would not reach included, and then again for each it reached.
+    const NOW = 1_800_000_000;
+    let clock = 0;
+    const now = vi.spyOn(performance, 'now').mockImplementation(() => clock);
+    try {
+      // Erasures begun 70 s ago and ended: their rows due, each with its order.
+      const pending = Array.from({ length: 30 }, (_, i) => ({
+        user_id: `u${String(i).padStart(2, '0')}`,
+        due_at: NOW - 1,
+        events_through: 9,
+        members_through: NOW - 61,
+        order: (NOW - 70) * 1_000_000 + i,
+      }));
+      const read: string[] = [];
+      const deps = idleTenants({
+        tenants: ['a'],
+        console: {
+          erasureSweeps: async () => [...pending],
+          erasedUser: async (_t: string, user: string) => {
+            read.push(user);
+            return { user_id: user, requested_at: NOW - 70, completed_at: NOW - 61, order: (NOW - 70) * 1_000_000 + Number(user.slice(1)) };
+          },
+          removeErasureSweep: async () => undefined,
+        },
+      });
+      // The first sweep takes the whole pass's time (a user with many events).
+      (deps.stores as unknown as { events: object }).events = {
+        eraseUser: async () => {
+          clock += PASS_BUDGET_MS;
+          return { deleted: 1, through: 9 };
+        },
+      };
+      expect((await maintenancePass(deps, NOW)).swept).toBe(1);
+      expect(new Set(read)).toEqual(new Set(['u00']));
+    } finally {
+      now.mockRestore();
+    }
+  });
+
   it('the next pass starts at the first tenant the last one left for later: with five tenants and room for two a pass, each is reached within three passes', async () => {
     // Found by a review (2026-12-05): each pass started one tenant further on than the last, so
     // tenant e waited until the fourth pass (b, c and d led passes it was left out of).
