@@ -222,8 +222,10 @@ async function startStack(opts: StackOptions, dataDir: string, undo: (() => unkn
     AUTH_SIGNING_KEY_FILE: p.signingKey,
     BLOB_DIR: p.blobs,
     // The key by which the maintenance pass's logs name a user (shared/domain/erasure.ts `userRef`):
-    // derived from the data folder's signing key, the local stack's one secret (kept with the data).
-    USER_REF_KEY: createHash('sha256').update('user_ref\0').update(readFileSync(p.signingKey)).digest('hex'),
+    // the environment's own (docs/configuration.md), else derived from the data folder's signing
+    // key, the local stack's one secret (kept with the data). Until 2026-12-08 the derived one
+    // replaced the environment's, so an operator's key went unused.
+    USER_REF_KEY: envBefore?.USER_REF_KEY || createHash('sha256').update('user_ref\0').update(readFileSync(p.signingKey)).digest('hex'),
     ...opts.env,
   });
   // Read now, once the stack's environment is applied (a process may start several stacks).
