@@ -1443,6 +1443,32 @@ describe('erasure', () => {
     expect((await c.erasedUser(T, 'young'))?.completed_at).not.toBeNull();
   });
 
+  it('the marker scan is over only once a round begun ERASURE_FINISHED_BY_SECONDS after the first has read every marker, not with the first round', async () => {
+    // A review (2026-12-08): nothing showed the scan going on past its first round (an erasure of the
+    // older code whose marker landed behind the first round's cursor is found by a later round).
+    const { console: c } = db.stores;
+    const T = 'er45';
+    const t0 = nowSeconds();
+    for (const u of ['m1', 'm3']) await c.putErasure(T, { user_id: u, requested_at: t0 - 3600, completed_at: t0 - 3590, models_checked_through: 0, events_through: 0 });
+    // Round 1 (pages of 1): m1, m3, then the end.
+    for (let i = 0; i < 3; i++) expect(await adoptRowlessErasures(c, T, t0, 1)).toBe(0);
+    expect(await c.erasureMarkerScan(T)).toEqual({ first_began: t0 });
+    // Behind the first round's cursor: an erasure of the older code cut off (running, no row).
+    await c.putErasure(T, { user_id: 'm2', requested_at: t0 - 30, completed_at: null, models_checked_through: 0 });
+    // Rounds go on, a page a minute, until one begins ERASURE_FINISHED_BY_SECONDS after the first; that one finds m2 if none before did.
+    let found = 0;
+    let at = t0;
+    while (!(await c.erasureMarkerScan(T))?.done) {
+      at += 60;
+      expect(at).toBeLessThan(t0 + 3 * ERASURE_FINISHED_BY_SECONDS);
+      found += await adoptRowlessErasures(c, T, at, 1);
+    }
+    expect(found).toBe(1);
+    expect((await c.erasureSweeps(T)).map((s) => s.user_id)).toEqual(['m2']);
+    // Over no sooner than a round begun 5 minutes after the first has ended: 4 pages (m1, m2, m3, the end).
+    expect(at).toBeGreaterThanOrEqual(t0 + ERASURE_FINISHED_BY_SECONDS + 3 * 60);
+  });
+
   it("rows waiting for their erasure's marker leave the time to a sweep with many events left before them: that one, the last a sweep acts on, gets all the time left", async () => {
     // Found by a review (2026-12-07): a due row whose erasure's marker was not stored yet (a sweep
     // does nothing with it for ERASURE_FINISHED_BY_SECONDS) counted as a sweep due after the big
