@@ -157,7 +157,8 @@ export const ERASURE_FINISHED_BY_SECONDS = 300;
  * with it again (rows go in user order), and every user after it waited until all its events were
  * gone. Once they have, those cut short by their half go on with the time the others left: most
  * sweeps find nothing left, and a row waiting for its erasure's marker (below) does nothing. Until
- * 2026-12-08 that time went unused, and their events waited for the next pass.
+ * 2026-12-08 they had only their half, however little of the rest the others used, and their events
+ * waited for the next pass.
  * Every erasure stores its row as it begins (due a minute later), so an erasure cut off before it
  * ended (its function's time ran out, a write failed past its retries) is found here: while its
  * marker stands as running the row is kept, and once ERASURE_FINISHED_BY_SECONDS have passed since
