@@ -8,6 +8,7 @@
  * read it: an erased user stops being a member at once, not once the deletion has ended).
  */
 import { nowMs } from '../clock.ts';
+import { Lru } from '../lru.ts';
 import { config } from '../config.ts';
 import type { ErasedUser } from '../domain/console-records.ts';
 import { withoutErased } from '../domain/erased-users.ts';
@@ -139,35 +140,25 @@ function knownOf(entry: Cached, id: number): Known | undefined {
   return k;
 }
 /**
- * Cache: each tenant's control records, for CONTROL_CACHE_MS, in the order they were last used
- * (least recently first). Bound: CONTROL_CACHE_TENANTS tenants; past it the least recently used
- * is dropped. Until 2026-12-07 it was emptied whole when a read was stored in it full (1,001
- * tenants held: a new tenant's, or a tenant's read again after CONTROL_CACHE_MS): a container
- * serving more tenants than that dropped every tenant's read, fresh or not, again and again, and
- * its busy tenants were read again with each few one-off ones.
+ * Cache: each tenant's control records, for CONTROL_CACHE_MS. Bound: CONTROL_CACHE_TENANTS
+ * tenants; past it the least recently used is dropped (`Lru`). Until 2026-12-07 it was emptied
+ * whole when a read was stored in it full (1,001 tenants held: a new tenant's, or a tenant's read
+ * again after CONTROL_CACHE_MS): a container serving more tenants than that dropped every
+ * tenant's read, fresh or not, again and again, and its busy tenants were read again with each
+ * few one-off ones.
  */
-const cache = new Map<string, Cached>();
 export const CONTROL_CACHE_TENANTS = 1001;
+const cache = new Lru<string, Cached>(CONTROL_CACHE_TENANTS);
 
 function cachedConfig(deps: ControlDeps, tenant: string, fresh = false): Cached {
   const hit = cache.get(tenant);
-  if (hit && !fresh && nowMs() - hit.at < CONTROL_CACHE_MS) {
-    // Used now: moved last (a Map keeps its keys in the order they were set).
-    cache.delete(tenant);
-    cache.set(tenant, hit);
-    return hit;
-  }
+  if (hit && !fresh && nowMs() - hit.at < CONTROL_CACHE_MS) return hit;
   const entry: Cached = { at: nowMs(), value: deps.config(tenant), known: new Map() };
   // A failed read is not kept: the next request reads again.
   entry.value.catch(() => {
-    if (cache.get(tenant) === entry) cache.delete(tenant);
+    if (cache.peek(tenant) === entry) cache.delete(tenant);
   });
-  cache.delete(tenant);
   cache.set(tenant, entry);
-  for (const oldest of cache.keys()) {
-    if (cache.size <= CONTROL_CACHE_TENANTS) break;
-    cache.delete(oldest);
-  }
   return entry;
 }
 
