@@ -16,6 +16,7 @@
  */
 import { config } from '../config.ts';
 import { nowMs, nowSeconds as now } from '../clock.ts';
+import { Lru } from '../lru.ts';
 import { platformList } from '../domain/present.ts';
 import { type AuditEntry, createdBefore, newId } from '../domain/console-records.ts';
 import type { IdPlan } from '../domain/types.ts';
@@ -285,8 +286,13 @@ export const synonymText = (s: WithSynonyms): string => (s.phrases.length ? `${s
 /** How long a container reuses a tenant's synonym sets (SYNONYMS_CACHE_MS). */
 export const SYNONYMS_CACHE_MS = config().search.synonymsCacheMs;
 
-/** Cache: each tenant's compiled synonym sets, for SYNONYMS_CACHE_MS. Bound: 1,001 tenants; emptied when full. */
-const cache = new Map<string, { at: number; rules: Promise<SynonymRule[]> }>();
+/**
+ * Cache: each tenant's compiled synonym sets, for SYNONYMS_CACHE_MS. Bound: SYNONYMS_CACHE_TENANTS
+ * tenants, the least recently used let go (until 2026-12-07 emptied whole when full: past it, every
+ * tenant's sets, busy ones too, were read again as one-off tenants came and went).
+ */
+export const SYNONYMS_CACHE_TENANTS = 1001;
+const cache = new Lru<string, { at: number; rules: Promise<SynonymRule[]> }>(SYNONYMS_CACHE_TENANTS);
 
 /** A tenant's compiled synonym sets: read with one Query at most every SYNONYMS_CACHE_MS per container. */
 export function synonymRules(tenant: string, read: (tenant: string) => Promise<SynonymSet[]>): Promise<SynonymRule[]> {
@@ -295,9 +301,8 @@ export function synonymRules(tenant: string, read: (tenant: string) => Promise<S
   const entry = { at: nowMs(), rules: read(tenant).then(compile) };
   // A failed read is not kept: the next request reads again.
   entry.rules.catch(() => {
-    if (cache.get(tenant) === entry) cache.delete(tenant);
+    if (cache.peek(tenant) === entry) cache.delete(tenant);
   });
-  if (cache.size > 1000) cache.clear();
   cache.set(tenant, entry);
   return entry.rules;
 }
