@@ -3,6 +3,7 @@ import { JwtVerifier } from 'aws-jwt-verify/jwt-verifier';
 import { type Jwks, type JwkWithKid, SimpleJwksCache, SimplePenaltyBox } from 'aws-jwt-verify/jwk';
 import { FetchError, JwksValidationError, KidNotFoundInJwksError, WaitPeriodNotYetEndedJwkError } from 'aws-jwt-verify/error';
 import { config, requireSetting } from '../config.ts';
+import { Lru } from '../lru.ts';
 
 /** The claims of a Cognito client-credentials access token that this service relies on. */
 export interface AccessClaims {
@@ -162,10 +163,11 @@ function getVerifier(): Verifier {
  * Tokens this container verified, with their expiry. A token's signature, issuer and use cannot
  * change, so the RSA check runs once per token and container rather than on every request; only
  * the expiry is checked again (and the client's existence, by the caller, on every request).
+ * Bound: MAX_VERIFIED tokens, the least recently used let go (until 2026-12-07 emptied whole when
+ * full: past that many tokens in a container, every token, busy clients' too, was verified again).
  */
-/** At most MAX_VERIFIED tokens. */
-const verified = new Map<string, { claims: AccessClaims; expiresAt: number }>();
-const MAX_VERIFIED = 1000;
+export const MAX_VERIFIED = 1000;
+const verified = new Lru<string, { claims: AccessClaims; expiresAt: number }>(MAX_VERIFIED);
 
 /**
  * When a verification failed for want of the signing keys, not for anything in the token: the
@@ -198,7 +200,6 @@ export async function verifyAccessToken(token: string): Promise<AccessClaims> {
   if (!hasExpiry(payload)) throw new Error('no numeric exp in token');
   const scope = typeof payload.scope === 'string' ? payload.scope : '';
   const claims = { clientId: String(payload.client_id), scopes: scope.split(' ').filter(Boolean) };
-  if (verified.size >= MAX_VERIFIED) verified.clear();
   verified.set(token, { claims, expiresAt: payload.exp * 1000 });
   return claims;
 }
