@@ -5,6 +5,7 @@ import { authenticateApiKey } from '../domain/credentials.ts';
 import { ApiError, AuthenticationError, invalidToken, malformedBearer, PermissionError, ValidationError } from '../errors.ts';
 import { Unauthenticated } from '../domain/errors.ts';
 import { freshReads } from '../fresh-read.ts';
+import { Lru } from '../lru.ts';
 import type { CoreScope, PlatformScope } from '../routes.ts';
 import { parseOrThrow } from '../schemas/common.ts';
 import { cookieOf, isSafeMethod, requireSession, SESSION_COOKIE, sessionCaller } from '../console-auth/session.ts';
@@ -33,8 +34,14 @@ function bearer(event: HttpEvent, placeholder: string): string | undefined {
 
 const clientById = /* @__PURE__ */ freshReads((clientId: string) => credentialStore().getClient(clientId));
 
-/** Cache: the tenant of each client whose record this container has read (a client never changes tenant); at most 10,000, cleared when full. */
-const tenantOf = new Map<string, string>();
+/**
+ * Cache: the tenant of each client whose record this container has read (a client never changes
+ * tenant). Bound: TENANT_OF_CLIENTS clients, the least recently used let go (until 2026-12-07
+ * emptied whole when full: past that many clients in a container, busy clients' routes that may
+ * overlap their client's read waited for it again).
+ */
+export const TENANT_OF_CLIENTS = 10_000;
+const tenantOf = new Lru<string, string>(TENANT_OF_CLIENTS);
 
 /** Reads the client's record (a read that began after this call); its tenant, or the 401. */
 async function confirmClient(clientId: string): Promise<string> {
@@ -46,7 +53,6 @@ async function confirmClient(clientId: string): Promise<string> {
     tenantOf.delete(clientId);
     throw invalidToken('The client this token was issued to no longer exists.');
   }
-  if (tenantOf.size >= 10_000) tenantOf.clear();
   tenantOf.set(clientId, client.tenant);
   return client.tenant;
 }
