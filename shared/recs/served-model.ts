@@ -7,6 +7,7 @@ import type { ModelVersion } from '../domain/model-versions.ts';
 import type { EventStore } from '../domain/types.ts';
 import { config } from '../config.ts';
 import { freshReads } from '../fresh-read.ts';
+import { Lru } from '../lru.ts';
 import { logger } from '../observability.ts';
 import { topIndexes } from '../top-k.ts';
 import { unpackModelInTurns, type ModelArtifact } from './artifact.ts';
@@ -41,7 +42,7 @@ export const MODEL_SETTINGS = {
 /** The endpoint's artifact, loaded once per container and version (again only once let go). */
 export async function loadModel(console: ConsoleStore, blobs: BlobStore, tenant: string, version: number): Promise<ServedModel | undefined> {
   const key = `${tenant}/${version}`;
-  if (unreadableModels.has(key)) return undefined;
+  if (unreadableModels.get(key)) return undefined;
   let m = models.get(key);
   if (m) {
     // The most recently served last: a Map keeps insertion order.
@@ -75,9 +76,12 @@ export async function loadModel(console: ConsoleStore, blobs: BlobStore, tenant:
 
 /**
  * Cache: versions (tenant and version) whose artifact this code cannot read, served as without a
- * model and not read again. Bound: 1,001 versions; emptied when full.
+ * model and not read again. Bound: UNREADABLE_MODELS_KEPT versions, the least recently asked for
+ * let go (until 2026-12-07 emptied whole when full: every such version, asked for on each of its
+ * endpoint's requests, downloaded again).
  */
-const unreadableModels = new Set<string>();
+export const UNREADABLE_MODELS_KEPT = 1001;
+const unreadableModels = new Lru<string, true>(UNREADABLE_MODELS_KEPT);
 
 /**
  * A version's model read from its artifact, made in turns; undefined when there is no such version
@@ -95,8 +99,7 @@ async function readModel(console: ConsoleStore, blobs: BlobStore, tenant: string
     a = await unpackModelInTurns(bytes);
   } catch (e) {
     logger.error('a model version this code cannot read (made by a newer version of the service, or damaged); its endpoint serves as without a model', { tenant, version, error: String(e) });
-    if (unreadableModels.size > 1000) unreadableModels.clear();
-    unreadableModels.add(`${tenant}/${version}`);
+    unreadableModels.set(`${tenant}/${version}`, true);
     return undefined;
   }
   return { model: { ...a, itemIndex: new Map(a.items.map((id, i) => [id, i])), popular: modelPopularity(a) }, bytes: 2 * bytes.byteLength };

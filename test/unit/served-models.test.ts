@@ -5,7 +5,7 @@ import { packModel } from '../../shared/recs/artifact.ts';
 import { packSections } from '../../shared/sections.ts';
 import { Dataset } from '../../shared/recs/dataset.ts';
 import { trainPopularity } from '../../shared/recs/models.ts';
-import { loadModel, MODEL_SETTINGS, MODELS_KEPT } from '../../shared/recs/served-model.ts';
+import { loadModel, MODEL_SETTINGS, MODELS_KEPT, UNREADABLE_MODELS_KEPT } from '../../shared/recs/served-model.ts';
 import { AlsModel } from '../../shared/recs/blend.ts';
 import { F32Rows } from '../../shared/recs/f32-rows.ts';
 import { turnsDuring } from '../helpers/fixtures.ts';
@@ -115,6 +115,25 @@ describe("a serving container's loaded models", () => {
     expect(await loadModel(damaged.console, damaged.blobs, 'damaged', 1)).toBeUndefined();
     // Another version of the tenant is read as usual.
     expect(await loadModel(console, store().blobs, 'newer', 2)).toBeDefined();
+  });
+
+  it('versions found unreadable, past the bound: the least recently asked for is let go, not every one (a busy one is not read again)', async () => {
+    const { loads, console, blobs } = store(packSections({ format: 'recsearch-model-v2', items: [1, 2] }, []));
+    const busy = () => loads.filter((k) => k === 'models/t/v0.bin').length;
+    expect(await loadModel(console, blobs, 'unreadable-busy', 0)).toBeUndefined();
+    // As many other unreadable versions as the cache holds, the busy one asked for after each.
+    for (let v = 1; v <= UNREADABLE_MODELS_KEPT; v++) {
+      await loadModel(console, blobs, 'unreadable-one-off', v);
+      expect(await loadModel(console, blobs, 'unreadable-busy', 0)).toBeUndefined();
+    }
+    // Until 2026-12-07 the cache was emptied whole when full: the busy version was downloaded again.
+    expect(busy()).toBe(1);
+    // The bound holds: the first other version was let go (read again), the latest is held.
+    const before = loads.length;
+    await loadModel(console, blobs, 'unreadable-one-off', UNREADABLE_MODELS_KEPT);
+    expect(loads.length).toBe(before);
+    await loadModel(console, blobs, 'unreadable-one-off', 1);
+    expect(loads.length).toBe(before + 1);
   });
 
   it('fill the memory budget exactly: models whose estimates add up to it all stay', async () => {
