@@ -9,15 +9,19 @@ import { currentVersion } from './catalog.ts';
 import type { SearchDeps } from './views.ts';
 import { catalogItemId } from '../domain/item-ids.ts';
 import { vectorSavedMs } from './types.ts';
+import { Lru } from '../lru.ts';
 
 /** How many of the user's latest events make their taste. */
 export const PROFILE_EVENTS = 50;
 
 /**
  * Cache: query vectors of a remote embedding provider by query text (the local one is computed,
- * not cached). Bound: 1,001 entries; emptied when full.
+ * not cached). Bound: QUERY_VECTORS_KEPT queries, the least recently searched let go (until
+ * 2026-12-07 emptied whole when full: every query, frequent ones too, embedded again, a call to
+ * the provider each).
  */
-const queryVectors = new Map<string, Float32Array>();
+export const QUERY_VECTORS_KEPT = 1001;
+const queryVectors = new Lru<string, Float32Array>(QUERY_VECTORS_KEPT);
 
 /** The query's vector (null for an empty query). */
 export async function queryVector(deps: SearchDeps, index: SearchIndex, query: string, delta?: PreparedDelta): Promise<Float32Array | null> {
@@ -32,7 +36,6 @@ export async function queryVector(deps: SearchDeps, index: SearchIndex, query: s
   const cached = queryVectors.get(query);
   if (cached) return cached;
   const [v] = await deps.embedder.embed([query]);
-  if (queryVectors.size > 1000) queryVectors.clear();
   if (v) queryVectors.set(query, v);
   return v ?? null;
 }
