@@ -3,6 +3,7 @@ import { settledWithin } from '../concurrency.ts';
 import type { EventStore, RecentEvent } from '../domain/types.ts';
 import { catalogItemId } from '../domain/item-ids.ts';
 import { logger } from '../observability.ts';
+import { Lru } from '../lru.ts';
 
 /** Popularity without a model counts the tenant's latest this many events. */
 const TRENDING_EVENTS = 20_000;
@@ -75,8 +76,13 @@ interface Counted {
   storedAt: number;
 }
 
-/** Cache: per tenant, the latest counts. Bound: 1,001 tenants; emptied when full. */
-const trending = new Map<string, Counted>();
+/**
+ * Cache: per tenant, the latest counts. Bound: TRENDING_TENANTS tenants, the least recently served
+ * let go (until 2026-12-07 emptied whole when full: every tenant, busy ones too, had its snapshot
+ * read or its 20,000 events counted again, the first request waiting for it).
+ */
+export const TRENDING_TENANTS = 1001;
+const trending = new Lru<string, Counted>(TRENDING_TENANTS);
 
 /**
  * Items by how often the tenant's latest `n` events name them, scaled to 0-1. Counted at most
@@ -174,7 +180,6 @@ export function trendingScoresAsOf(events: EventStore, tenant: string, upTo: num
 
 /** A tenant's entry before its first count (never fresh, so that count is waited for). */
 function uncounted(tenant: string): Counted {
-  if (trending.size > 1000) trending.clear();
   const c: Counted = { at: -Infinity, scores: new Map(), storedAt: -Infinity };
   trending.set(tenant, c);
   return c;
