@@ -8,6 +8,7 @@ import { nowMs } from '../clock.ts';
 import { nextTurn, settledWithin } from '../concurrency.ts';
 import type { EventStore, ItemChanges, ItemStore, ItemWithVector } from '../domain/types.ts';
 import { FreshRead } from '../fresh-read.ts';
+import { Lru } from '../lru.ts';
 import { logger } from '../observability.ts';
 import type { BlobStore } from '../blob.ts';
 import { PreparedDelta } from './delta.ts';
@@ -80,9 +81,11 @@ const toDoc = (i: ItemWithVector): SearchDoc => ({ ...i, vector: i.vector });
 /**
  * Cache: per tenant, the key of the current build this code found it cannot read
  * (`UnreadableBuild`), so that each pointer check does not download it again while the pointer
- * names it. Bound: 1,001 tenants; emptied when full.
+ * names it. Bound: UNREADABLE_BUILDS_KEPT tenants, the least recently checked let go (until 2026-12-07 emptied
+ * whole when full: every tenant's unreadable build downloaded again).
  */
-const unreadable = new Map<string, string>();
+export const UNREADABLE_BUILDS_KEPT = 1001;
+const unreadable = new Lru<string, string>(UNREADABLE_BUILDS_KEPT);
 const UNREADABLE = Symbol('unreadable');
 
 /** The build under `key`; undefined when it is not stored, UNREADABLE when this code cannot read it (logged). */
@@ -111,7 +114,6 @@ async function loadIndex(deps: SearchDeps, tenant: string, current: SearchIndex 
   if (unreadable.get(tenant) !== pointer.key) {
     const loaded = await readableBuild(deps, tenant, pointer.key);
     if (loaded !== UNREADABLE) return loaded ?? current ?? empty();
-    if (unreadable.size > 1000) unreadable.clear();
     unreadable.set(tenant, pointer.key);
   }
   if (current) return current;
