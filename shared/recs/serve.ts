@@ -27,6 +27,7 @@ import { bestEligible, personalCandidates, withNewestFill, withPopularFill } fro
 import { requestHistory, type RequestHistory } from './history.ts';
 import { erasedUser, loadModel, popularity, servingConfig, type ServedModel } from './served-model.ts';
 import type { PopularitySnapshots } from './trending.ts';
+import { Lru } from '../lru.ts';
 
 export { ScoreTable } from './score-table.ts';
 export { topPositive } from './candidates.ts';
@@ -83,9 +84,10 @@ const SEEN_PAGES = 4;
  * Cache: per tenant and endpoint, the event id the last request read after (its model's
  * `eventsThrough`): the next request's read starts there at once, beside the endpoint's config,
  * and is narrowed, or made again, once the request knows which model serves it. Bound: 1,001
- * entries; emptied when full.
+ * entries, the least recently used let go (until 2026-12-07 emptied whole when full: every
+ * endpoint's next request read the user's events from the start again).
  */
-const readAfter = new Map<string, number>();
+const readAfter = new Lru<string, number>(1001);
 
 /**
  * `GET /v1/recommendations`: the endpoint's promoted model scores items from the user's latest
@@ -148,7 +150,6 @@ export async function recommend(deps: RecsDeps, tenant: string, q: Recommendatio
     // those read; after a higher one (another model serves now), they are read again.
     const modelThrough = model?.histories?.eventsThrough ?? 0;
     const through = historyErased ? Math.min(modelThrough, eventsAfterErasure(marker)) : modelThrough;
-    if (readAfter.size > 1000) readAfter.clear();
     readAfter.set(readKey, modelThrough);
     const recentRead = afterFromPlan(plan, through, HISTORY_LIMIT) ?? (guessed && guess <= through ? guessed.filter((e) => e.id > through) : await recentAfter(through));
     const recent = sinceErasure(recentRead);
