@@ -1,5 +1,6 @@
 import type { ExposureRecord, ExposureStore, VariantTotals } from '../control/exposures.ts';
 import { eachAtMost } from '../concurrency.ts';
+import { Lru } from '../lru.ts';
 import type { TableRef } from './client.ts';
 import { EXPERIMENT_SHARDS, ExperimentTotals, ExperimentUser, Exposure } from './entities.ts';
 import { addCount } from '../counts.ts';
@@ -48,10 +49,11 @@ const seenKeyOf = (tenant: string, e: Pending['e']): string => `${tenant}\u0000$
  * user's request costs two writes, not three; unless that request was served by the end of the
  * user's latest erasure (the request's `erasedThrough`), which deletes such a row: then it is
  * written again.
- * Bound: RECORDED_MAX entries; emptied when full.
+ * Bound: RECORDED_MAX entries, the least recently served let go (until 2026-12-07 emptied whole
+ * when full: every returning user's next request wrote their membership row again).
  */
-const recorded = new Map<string, number>();
-const RECORDED_MAX = 100_000;
+export const RECORDED_MAX = 100_000;
+const recorded = new Lru<string, number>(RECORDED_MAX);
 
 /**
  * A membership row's count of the requests other than the one that wrote it that found it there
@@ -119,7 +121,6 @@ export function dynamoExposureStore(t: TableRef, opts: { eventsPerRequest?: numb
       }
       if (gone) created = await creates();
     }
-    if (recorded.size >= RECORDED_MAX) recorded.clear();
     // Not when the erasure's end was unknown (Infinity: it runs, or its marker could not be
     // read): the write could not replace a row first served by that end.
     if (e.erasedThrough !== Number.POSITIVE_INFINITY) recorded.set(seenKey, Math.max(seenAt ?? 0, e.servedAt));
