@@ -49,8 +49,12 @@ export class JwksFetchWaitError extends FetchError {
   }
 }
 
-/** At most this many kids not in the cached JWKS are remembered (`KidAwareJwksCache`); cleared when full. */
-const MAX_ASKED_KIDS = 1000;
+/**
+ * At most this many kids are remembered (`KidAwareJwksCache`), the least recently asked for let
+ * go. Until 2026-12-07 they were all forgotten when full: a flood of made-up kids made a kid a
+ * fetched JWKS had lacked "first asked" again, its token told to retry (503) instead of refused.
+ */
+export const MAX_ASKED_KIDS = 1000;
 
 /**
  * aws-jwt-verify's JWKS cache, which tells a kid it may not look up yet from one it already looked
@@ -68,7 +72,7 @@ class KidAwareJwksCache extends SimpleJwksCache {
   /** When the fetch under way began (one at a time: others join it). */
   private fetching: number | undefined;
   /** When each kid was first asked for (ms). */
-  private readonly firstAsked = new Map<string, number>();
+  private readonly firstAsked = new Lru<string, number>(MAX_ASKED_KIDS);
   /** Failed fetches in a row, and until when (ms) no fetch starts (`FETCH_WAIT_MS`). */
   private failedFetches = 0;
   private fetchWaitEnds = 0;
@@ -110,14 +114,12 @@ class KidAwareJwksCache extends SimpleJwksCache {
 
   override async getJwk(jwksUri: string, decomposedJwt: Parameters<SimpleJwksCache['getJwk']>[1]): Promise<JwkWithKid> {
     const kid = decomposedJwt.header.kid;
-    if (typeof kid === 'string' && !this.firstAsked.has(kid)) {
-      if (this.firstAsked.size >= MAX_ASKED_KIDS) this.firstAsked.clear();
-      this.firstAsked.set(kid, Date.now());
-    }
+    // Asked for now: a use (kept the longer), its first time kept.
+    if (typeof kid === 'string' && this.firstAsked.get(kid) === undefined) this.firstAsked.set(kid, Date.now());
     try {
       return await super.getJwk(jwksUri, decomposedJwt);
     } catch (e) {
-      const asked = typeof kid === 'string' ? this.firstAsked.get(kid) : undefined;
+      const asked = typeof kid === 'string' ? this.firstAsked.peek(kid) : undefined;
       // Either wait (the penalty box's, or a failed fetch's: review of 624d700c, which answered the
       // latter with the 503 though a JWKS fetched since had already lacked the kid).
       if ((e instanceof WaitPeriodNotYetEndedJwkError || e instanceof JwksFetchWaitError) && asked !== undefined && asked <= this.fetchedFrom) {
