@@ -83,11 +83,12 @@ const SEEN_PAGES = 4;
 /**
  * Cache: per tenant and endpoint, the event id the last request read after (its model's
  * `eventsThrough`): the next request's read starts there at once, beside the endpoint's config,
- * and is narrowed, or made again, once the request knows which model serves it. Bound: 1,001
+ * and is narrowed, or made again, once the request knows which model serves it. Bound: READ_AFTER_KEPT
  * entries, the least recently used let go (until 2026-12-07 emptied whole when full: every
  * endpoint's next request read the user's events from the start again).
  */
-const readAfter = new Lru<string, number>(1001);
+export const READ_AFTER_KEPT = 1001;
+const readAfter = new Lru<string, number>(READ_AFTER_KEPT);
 
 /**
  * `GET /v1/recommendations`: the endpoint's promoted model scores items from the user's latest
