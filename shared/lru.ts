@@ -6,9 +6,10 @@
  * every tenant's entry, busy ones too, was read again and again as one-off tenants came and went.
  *
  * A hit costs two Map operations besides the lookup. Expiry is the caller's: an entry it finds
- * stale it replaces (`set`) or removes (`delete`).
+ * stale it replaces (`set`) or removes (`delete`). Values are never undefined or null (a lookup's
+ * undefined is a miss).
  */
-export class Lru<K, V> {
+export class Lru<K, V extends NonNullable<unknown>> {
   readonly #entries = new Map<K, V>();
 
   /** `max`: the entries held at most (at least 1). */
