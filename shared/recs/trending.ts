@@ -134,15 +134,12 @@ export async function trendingPopularity(events: EventStore, tenant: string, n =
 }
 
 /** Counts of a tenant's latest events up to an event id kept by a container (`trendingScoresAsOf`). Bound: KEPT_COUNTS, the least recently asked for let go. */
-const keptCounts = new Map<string, Promise<Map<number, number>>>();
 /** At most this many: a count of 20,000 events names at most as many items (a few MB). */
 const KEPT_COUNTS = 8;
+const keptCounts = new Lru<string, Promise<Map<number, number>>>(KEPT_COUNTS);
 
 function keep(tenant: string, n: number, upTo: number, scores: Promise<Map<number, number>>): void {
-  const key = JSON.stringify([tenant, n, upTo]);
-  keptCounts.delete(key);
-  keptCounts.set(key, scores);
-  while (keptCounts.size > KEPT_COUNTS) keptCounts.delete(keptCounts.keys().next().value as string);
+  keptCounts.set(JSON.stringify([tenant, n, upTo]), scores);
 }
 
 /**
@@ -162,18 +159,16 @@ export function trendingScoresAsOf(events: EventStore, tenant: string, upTo: num
   const c = trending.get(tenant);
   if (c && c.upTo === upTo && c.events === n) return Promise.resolve(c.scores);
   const key = JSON.stringify([tenant, n, upTo]);
+  // A hit is a use: kept the longer.
   const kept = keptCounts.get(key);
-  if (kept) {
-    keep(tenant, n, upTo, kept);
-    return kept;
-  }
+  if (kept) return kept;
   // A first page's count of no events (up to event 0) is made again by reading nothing (below event 1).
   const base = upTo > 0 && c?.tally !== undefined && c.events === n && Math.abs(upTo - c.tally.upTo) <= n / 2 ? c.tally : undefined;
   const counted = withinTime(base ? slid(events, tenant, n, base, upTo) : countLatest(events, tenant, n, upTo + 1).then(tallyOf), COUNT_TIMEOUT_MS).then((t) => t.scores);
   keep(tenant, n, upTo, counted);
   // A failed count is not kept: the next page counts again (those waiting for it see the error).
   counted.catch(() => {
-    if (keptCounts.get(key) === counted) keptCounts.delete(key);
+    if (keptCounts.peek(key) === counted) keptCounts.delete(key);
   });
   return counted;
 }
