@@ -1,6 +1,7 @@
 import { seededRandom } from '../random.ts';
 import type { Dataset } from './dataset.ts';
 import { F32Rows } from './f32-rows.ts';
+import { Lru } from '../lru.ts';
 import { invertSpd, Stopped, tick, type History, type Model, type TrainHooks } from './models.ts';
 
 /**
@@ -191,7 +192,7 @@ export interface AlsOptions {
 }
 
 /** Single items' folded-in vectors an iALS model keeps (`AlsModel.anchors`). */
-const ANCHORS_KEPT = 4096;
+export const ANCHORS_KEPT = 4096;
 
 /**
  * iALS item factors, users folded in: a user's vector is solved from their history against the
@@ -229,11 +230,11 @@ export class AlsModel implements Model {
   /**
    * Cache: single items folded in at weight 1, by item: an anchor (similar items), which a
    * request with an anchor and a user folds in too, alone (similar.ts); the least recently used
-   * dropped past ANCHORS_KEPT. A fold-in is a d × d solve, about 0.9 ms at 128 factors against
+   * dropped past ANCHORS_KEPT (`Lru`). A fold-in is a d × d solve, about 0.9 ms at 128 factors against
    * 0.2 ms to score every item of ml-latest-small. Bound: ANCHORS_KEPT × factors × 4 bytes
    * (2 MB at 128 factors). The vectors are only read.
    */
-  private readonly anchors = new Map<number, Float32Array>();
+  private readonly anchors = new Lru<number, Float32Array>(ANCHORS_KEPT);
 
   /** The user's vector: stored for a trained history's row, a single item's as kept, else folded in. */
   vectorOf(h: History): Float32Array {
@@ -242,12 +243,10 @@ export class AlsModel implements Model {
     if (h.items.length !== 1 || h.weights[0] !== 1) return this.userVector(h);
     const item = h.items[0] as number;
     let v = this.anchors.get(item);
-    if (v) this.anchors.delete(item);
-    else {
+    if (!v) {
       v = this.userVector(h);
-      if (this.anchors.size >= ANCHORS_KEPT) this.anchors.delete(this.anchors.keys().next().value as number);
+      this.anchors.set(item, v);
     }
-    this.anchors.set(item, v);
     return v;
   }
 

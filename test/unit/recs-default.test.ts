@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { foldInUsers, historiesOf, historyOf, holdsAnyOf, packModel, unpackModel, unpackModelInTurns, unreadItemsOf, unreadOf, withoutUsers, type ModelArtifact } from '../../shared/recs/artifact.ts';
 import { F32Rows } from '../../shared/recs/f32-rows.ts';
 import { turnsDuring } from '../helpers/fixtures.ts';
-import { AlsModel, BlendModel, DenseHeadModel, easeFromGram, headGram, headItems, offDiagonalShare, trainEaseDense, trainIals } from '../../shared/recs/blend.ts';
+import { ANCHORS_KEPT, AlsModel, BlendModel, DenseHeadModel, easeFromGram, headGram, headItems, offDiagonalShare, trainEaseDense, trainIals } from '../../shared/recs/blend.ts';
 import { Dataset, type Interaction } from '../../shared/recs/dataset.ts';
 import { ItemItemModel, type History, type Model } from '../../shared/recs/models.ts';
 import { ALS_DEFAULTS, BLEND_WEIGHTS, EASE_LAMBDAS, SESSION_WEIGHTINGS, canonical, interactionsOf, trainDefault, validationSplit, type CurvePoint } from '../../shared/recs/tuning.ts';
@@ -103,6 +103,31 @@ describe('iALS serving', () => {
     als.score({ items: [5], weights: [1] });
     als.score({ items: [5], weights: [1] });
     expect(folds).toBe(5);
+  });
+
+  it('keeps ANCHORS_KEPT anchors, the least recently used let go: an anchor asked for between as many others is folded in once', () => {
+    // Two factors; QᵀQ the identity (any positive definite matrix solves).
+    const items = ANCHORS_KEPT + 1;
+    const q = Float32Array.from({ length: items * 2 }, (_, i) => ((i * 7) % 11) / 11);
+    const als = new AlsModel(items, 2, q, Float64Array.from([1, 0, 0, 1]), 0.1, 0.5);
+    const folded: number[] = [];
+    const fold = als.userVector.bind(als);
+    als.userVector = (h: History) => {
+      folded.push(h.items[0] as number);
+      return fold(h);
+    };
+    const foldsOf = (item: number) => folded.filter((i) => i === item).length;
+    const busy = { items: [0], weights: [1] };
+    const first = als.vectorOf(busy);
+    for (let item = 1; item <= ANCHORS_KEPT; item++) {
+      als.vectorOf({ items: [item], weights: [1] });
+      expect(als.vectorOf(busy)).toBe(first);
+    }
+    expect(foldsOf(0)).toBe(1);
+    // The bound holds: the latest other anchor is kept, the first was let go (folded in again).
+    als.vectorOf({ items: [ANCHORS_KEPT], weights: [1] });
+    als.vectorOf({ items: [1], weights: [1] });
+    expect([foldsOf(ANCHORS_KEPT), foldsOf(1)]).toEqual([1, 2]);
   });
 
   it("folds a history in as training solves a user: α0·QᵀQ + Σ w·q·qᵀ + λ·(the history's length + α0·items) on the diagonal, against Σ w·q", () => {
