@@ -66,4 +66,9 @@ export class Lru<K, V extends NonNullable<unknown>> {
   keys(): IterableIterator<K> {
     return this.#entries.keys();
   }
+
+  /** The keys and values, least recently used first (not a use). */
+  entries(): IterableIterator<[K, V]> {
+    return this.#entries.entries();
+  }
 }

@@ -8,6 +8,7 @@
  */
 import type { Json } from '../domain/types.ts';
 import { nfc } from '../domain/nfc.ts';
+import { Lru } from '../lru.ts';
 import { fieldGetter } from './filters.ts';
 import type { SearchDoc } from './types.ts';
 
@@ -290,10 +291,10 @@ export const KEPT = 32;
  * half as much again room to lengthen into.
  */
 export class ColumnCache {
-  private readonly facets = new Map<string, FacetColumn>();
-  private readonly numbers = new Map<string, Float64Array<ArrayBuffer>>();
+  private readonly facets = new Lru<string, FacetColumn>(KEPT);
+  private readonly numbers = new Lru<string, Float64Array<ArrayBuffer>>(KEPT);
   /** The previous cache's columns (not the cache: no chain of caches is kept), taken as each key is asked for. */
-  private readonly carried: { facets: Map<string, FacetColumn>; numbers: Map<string, Float64Array<ArrayBuffer>> };
+  private readonly carried: { facets: Lru<string, FacetColumn>; numbers: Lru<string, Float64Array<ArrayBuffer>> };
   /** Which of the previous cache's documents are still there. */
   private readonly live: ArrayLike<number> | undefined;
 
@@ -325,8 +326,8 @@ export class ColumnCache {
   }
 
   /** The carried column of `key`, taken (it becomes this cache's). */
-  private base<C>(carried: Map<string, C>, key: string): ColumnBase<C> | undefined {
-    const column = carried.get(key);
+  private base<C extends NonNullable<unknown>>(carried: Lru<string, C>, key: string): ColumnBase<C> | undefined {
+    const column = carried.peek(key);
     if (column === undefined || !this.live) return undefined;
     carried.delete(key);
     return { column, live: this.live };
@@ -334,31 +335,21 @@ export class ColumnCache {
 }
 
 /** The columns a cache carries from its previous one: those it made, else those it carried; KEPT at most, the latest asked for. */
-function carry<T>(carried: ReadonlyMap<string, T> | undefined, made: ReadonlyMap<string, T> | undefined): Map<string, T> {
-  const out = new Map(carried);
-  for (const [k, v] of made ?? []) {
-    out.delete(k);
-    out.set(k, v);
-  }
-  for (const k of out.keys()) {
-    if (out.size <= KEPT) break;
-    out.delete(k);
-  }
+function carry<T extends NonNullable<unknown>>(carried: Lru<string, T> | undefined, made: Lru<string, T> | undefined): Lru<string, T> {
+  const out = new Lru<string, T>(KEPT);
+  for (const [k, v] of carried?.entries() ?? []) out.set(k, v);
+  for (const [k, v] of made?.entries() ?? []) out.set(k, v);
   return out;
 }
 
 /**
- * `key`'s column of `m`, made when it has none. A column asked for becomes the latest (the map's
- * last), so the one dropped is the one asked for least recently: a request asking for up to KEPT
+ * `key`'s column of `m`, made when it has none. A column asked for becomes the latest (`Lru`), so
+ * the one dropped is the one asked for least recently: a request asking for up to KEPT
  * keys (its filter's and its facets', some of them twice) never drops one it has read and makes it
  * again.
  */
-function kept<T>(m: Map<string, T>, key: string, make: () => T): T {
+function kept<T extends NonNullable<unknown>>(m: Lru<string, T>, key: string, make: () => T): T {
   let v = m.get(key);
-  if (v === undefined) {
-    if (m.size >= KEPT) m.delete(m.keys().next().value as string);
-    v = make();
-  } else m.delete(key);
-  m.set(key, v);
+  if (v === undefined) m.set(key, (v = make()));
   return v;
 }

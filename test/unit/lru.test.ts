@@ -8,6 +8,11 @@ describe('Lru (shared/lru.ts)', () => {
     expect(c.get('a')).toBe(1); // a used: b is now the least recently used
     c.set('d', 4);
     expect([...c.keys()]).toEqual(['c', 'a', 'd']);
+    expect([...c.entries()]).toEqual([
+      ['c', 3],
+      ['a', 1],
+      ['d', 4],
+    ]);
     expect([c.size, c.has('b'), c.get('b')]).toEqual([3, false, undefined]);
   });
 

@@ -5,7 +5,7 @@ import { HashingEmbedding, itemText, normalize } from '../../shared/search/embed
 import { idfOf, NO_FILTER, SearchIndex, type SearchDoc } from '../../shared/search/engine.ts';
 import { ASK, FAILS, PASSES } from '../../shared/search/types.ts';
 import type { Json } from '../../shared/domain/types.ts';
-import { ColumnCache, facetColumn, numberColumn, type FacetColumn } from '../../shared/search/columns.ts';
+import { ColumnCache, facetColumn, KEPT, numberColumn, type FacetColumn } from '../../shared/search/columns.ts';
 import { seededRandom } from '../../shared/random.ts';
 import { FACET_VALUES, FacetCounter, SearchFacets } from '../../shared/search/facets.ts';
 import { clauseFilter, coreFilter } from '../../shared/search/filters.ts';
@@ -653,6 +653,28 @@ describe('filters read from columns', () => {
     cache.facet('fresh');
     expect(cache.facet('brand')).toBe(brand);
     expect(reads).toBe(few.length);
+  });
+  it("carry the KEPT columns asked for latest to a delta's next cache, made there or carried through it (the least recently asked for let go)", () => {
+    let reads = 0;
+    const docs = Array.from({ length: 20 }, (_, i) => doc(i + 1, 'widget', { brand: 'b' }));
+    const docAt = (i: number) => {
+      reads++;
+      return docs[i];
+    };
+    const live = new Uint8Array(20).fill(1);
+    const first = new ColumnCache(10, docAt);
+    for (let j = 0; j < KEPT; j++) first.facet(`a${j}`);
+    // The second makes 10 other columns: the third carries those and the latest KEPT - 10 of the first's.
+    const second = new ColumnCache(15, docAt, { cache: first, live });
+    for (let j = 0; j < 10; j++) second.facet(`b${j}`);
+    const third = new ColumnCache(20, docAt, { cache: second, live });
+    const readsOf = (key: string) => {
+      reads = 0;
+      third.facet(key);
+      return reads;
+    };
+    // A carried column reads only the slots after it; one let go, every slot.
+    expect([readsOf('b0'), readsOf('b9'), readsOf(`a${KEPT - 1}`), readsOf('a10'), readsOf('a9'), readsOf('a0')]).toEqual([5, 5, 10, 10, 20, 20]);
   });
 });
 
