@@ -114,12 +114,17 @@ class KidAwareJwksCache extends SimpleJwksCache {
 
   override async getJwk(jwksUri: string, decomposedJwt: Parameters<SimpleJwksCache['getJwk']>[1]): Promise<JwkWithKid> {
     const kid = decomposedJwt.header.kid;
-    // Asked for now: a use (kept the longer), its first time kept.
-    if (typeof kid === 'string' && this.firstAsked.get(kid) === undefined) this.firstAsked.set(kid, Date.now());
+    // Asked for now: a use (kept the longer), its first time kept. Read before the lookup: kids
+    // asked for while it awaits may let this one go (review of 8ef44855: a flood of them at once
+    // turned its 401 into the 503).
+    let asked: number | undefined;
+    if (typeof kid === 'string') {
+      asked = this.firstAsked.get(kid);
+      if (asked === undefined) this.firstAsked.set(kid, (asked = Date.now()));
+    }
     try {
       return await super.getJwk(jwksUri, decomposedJwt);
     } catch (e) {
-      const asked = typeof kid === 'string' ? this.firstAsked.peek(kid) : undefined;
       // Either wait (the penalty box's, or a failed fetch's: review of 624d700c, which answered the
       // latter with the 503 though a JWKS fetched since had already lacked the kid).
       if ((e instanceof WaitPeriodNotYetEndedJwkError || e instanceof JwksFetchWaitError) && asked !== undefined && asked <= this.fetchedFrom) {
