@@ -2,6 +2,7 @@
 import { nowMs, nowSeconds } from '../clock.ts';
 import type { ChangeKey } from '../domain/types.ts';
 import { FreshRead } from '../fresh-read.ts';
+import { Lru } from '../lru.ts';
 import type { WorkQueue } from '../queue/messages.ts';
 import type { SearchDoc } from './types.ts';
 import { currentIndex, rereadFrom, type SearchDeps } from './views.ts';
@@ -24,7 +25,14 @@ interface ChangeTally {
   refresh: FreshRead<void>;
 }
 
-const tallies = new Map<string, ChangeTally>();
+/**
+ * Cache: each tenant's tally. Bound: STATUS_TENANTS tenants, the least recently asked for let go
+ * (its next status call lists the changes since its build again, as a new container does). Until
+ * 2026-12-08 unbounded: a container kept every tenant's tally it had answered for its whole life,
+ * beside the search views' memory budget.
+ */
+export const STATUS_TENANTS = 1001;
+const tallies = new Lru<string, ChangeTally>(STATUS_TENANTS);
 
 function tallyFor(deps: SearchDeps, tenant: string, builtAt: number): ChangeTally {
   const known = tallies.get(tenant);
