@@ -133,9 +133,9 @@ export async function trendingPopularity(events: EventStore, tenant: string, n =
   return age < STALE_MS || c.fromSnapshot ? inHand() : c.next;
 }
 
-/** Counts of a tenant's latest events up to an event id kept by a container (`trendingScoresAsOf`). Bound: KEPT_COUNTS, the least recently asked for let go. */
 /** At most this many: a count of 20,000 events names at most as many items (a few MB). */
-const KEPT_COUNTS = 8;
+export const KEPT_COUNTS = 8;
+/** Counts of a tenant's latest events up to an event id kept by a container (`trendingScoresAsOf`). Bound: KEPT_COUNTS, the least recently asked for let go. */
 const keptCounts = new Lru<string, Promise<Map<number, number>>>(KEPT_COUNTS);
 
 function keep(tenant: string, n: number, upTo: number, scores: Promise<Map<number, number>>): void {

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { setClock } from '../../shared/clock.ts';
 import type { EventStore } from '../../shared/domain/types.ts';
-import { TRENDING_TENANTS, trendingScores } from '../../shared/recs/trending.ts';
+import { KEPT_COUNTS, TRENDING_TENANTS, trendingScores, trendingScoresAsOf } from '../../shared/recs/trending.ts';
 
 describe("popularity without a model: each tenant's count, cached", () => {
   // The time stands still: every count stays fresh however slow the machine.
@@ -33,5 +33,26 @@ describe("popularity without a model: each tenant's count, cached", () => {
     await trendingScores(events, `one-off-${TRENDING_TENANTS - 1}`);
     await trendingScores(events, 'one-off-0');
     expect([counts(`one-off-${TRENDING_TENANTS - 1}`), counts('one-off-0')]).toEqual([1, 2]);
+  });
+
+  it("later pages' counts (up to an event id) keep KEPT_COUNTS, the least recently asked for let go: one asked for again stays", async () => {
+    // Each count reads the events below an id: listed by it.
+    const below: number[] = [];
+    const events = {
+      latest: async (_tenant: string, _n: number, under?: number) => {
+        below.push(under ?? 0);
+        return [{ id: 1, item_id: '7', type: 'view', created: 1 }];
+      },
+    } as unknown as EventStore;
+    const counts = (upTo: number) => below.filter((b) => b === upTo + 1).length;
+    const page = (upTo: number) => trendingScoresAsOf(events, 'pages', upTo);
+    for (let upTo = 1; upTo <= KEPT_COUNTS; upTo++) await page(upTo);
+    // The first asked for again (kept: not counted), then one more than are kept.
+    await page(1);
+    await page(KEPT_COUNTS + 1);
+    await page(1);
+    await page(2);
+    // 1 was used since: kept; 2 the least recently asked for, let go (counted again).
+    expect([counts(1), counts(2), counts(KEPT_COUNTS + 1)]).toEqual([1, 2, 1]);
   });
 });
