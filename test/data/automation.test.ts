@@ -862,6 +862,39 @@ async function firstVersion(tenant: string, ds: Dataset, types: string[]): Promi
 }
 
 describe('erasure', () => {
+  /** Tenant `T` holding user a-big's 1,001 events (under one Idempotency-Key, 'bulk') and one of `other`; its stores, and an event store refusing erasures (throttled). */
+  const withBigUser = async (T: string, other: string) => {
+    const { events, console: c, idempotency } = db.stores;
+    await events.append(
+      T,
+      Array.from({ length: 1001 }, (_, i) => ev('a-big', 'view', i + 1)),
+      100,
+      { idempotencyKey: 'bulk' },
+    );
+    await events.append(T, [ev(other, 'view', 1)], 100);
+    const refusing: EventStore = Object.create(events);
+    refusing.eraseUser = async () => {
+      throw new Error('ProvisionedThroughputExceeded');
+    };
+    return { deps: { console: c, exposures: dynamoExposureStore(db.table), blobs: blobStore, events }, idempotency, refusing };
+  };
+  /** `sweepErasures` of `T` at `now` with 40 s, each page of a-big's events (1,000 at most, under 'bulk') taking 30 s of it: the events it deleted. */
+  const sweepWithSlowPages = async (deps: Omit<Parameters<typeof sweepErasures>[0], 'idempotency'>, T: string, now: number) => {
+    const { idempotency } = db.stores;
+    let clock = 0;
+    const slow: typeof idempotency = Object.create(idempotency);
+    slow.forget = async (tenant, key, writtenAt) => {
+      await idempotency.forget(tenant, key, writtenAt);
+      if (key === 'bulk') clock += 30_000;
+    };
+    const timer = vi.spyOn(performance, 'now').mockImplementation(() => clock);
+    try {
+      return await sweepErasures({ ...deps, idempotency: slow }, T, now, 40_000);
+    } finally {
+      timer.mockRestore();
+    }
+  };
+
   it("deletes every event of the user on every write shard and index, nobody else's, and marks the user for serving; again, it deletes nothing", async () => {
     const { events, console: c } = db.stores;
     const stored = await events.append(
@@ -1336,36 +1369,13 @@ describe('erasure', () => {
     // Found by a review (2026-12-07): a sweep out of the pass's time stopped the tenant's sweeps,
     // and the next pass began with the same user again (the rows go in user order): every user
     // after it waited until all its events were gone, however many passes that took.
-    const { events, console: c, idempotency } = db.stores;
     const T = 'er26';
-    await events.append(
-      T,
-      Array.from({ length: 1001 }, (_, i) => ev('a-big', 'view', i + 1)),
-      100,
-      { idempotencyKey: 'bulk' },
-    );
-    await events.append(T, [ev('b-small', 'view', 1)], 100);
-    const refusing: EventStore = Object.create(events);
-    refusing.eraseUser = async () => {
-      throw new Error('ProvisionedThroughputExceeded');
-    };
-    const deps = { console: c, exposures: dynamoExposureStore(db.table), blobs: blobStore, events };
+    const { deps, idempotency, refusing } = await withBigUser(T, 'b-small');
+    const { events, console: c } = deps;
     for (const u of ['a-big', 'b-small']) await expect(eraseUser({ ...deps, idempotency, events: refusing }, T, u)).rejects.toThrow();
     const began = Math.max(...(await c.erasureSweeps(T)).map((r) => r.due_at - ERASURE_SWEEP_DELAY_SECONDS));
-    // Each page of the big user's events (1,000, under one Idempotency-Key) takes 30 s of the pass's 40 s.
-    let clock = 0;
-    const slow: typeof idempotency = Object.create(idempotency);
-    slow.forget = async (tenant, key, writtenAt) => {
-      await idempotency.forget(tenant, key, writtenAt);
-      if (key === 'bulk') clock += 30_000;
-    };
-    const timer = vi.spyOn(performance, 'now').mockImplementation(() => clock);
-    try {
-      // a-big's first page (its half: 20 s), b-small's, then a-big's last with the time b-small left.
-      expect(await sweepErasures({ ...deps, idempotency: slow }, T, began + ERASURE_SWEEP_DELAY_SECONDS + 1, 40_000)).toBe(1002);
-    } finally {
-      timer.mockRestore();
-    }
+    // a-big's first page (its half: 20 s), b-small's, then a-big's last with the time b-small left.
+    expect(await sweepWithSlowPages(deps, T, began + ERASURE_SWEEP_DELAY_SECONDS + 1)).toBe(1002);
     expect((await events.list(T, { limit: 10, userId: 'b-small' })).rows).toEqual([]);
     expect((await events.list(T, { limit: 10, userId: 'a-big' })).rows).toEqual([]);
   });
@@ -1474,41 +1484,18 @@ describe('erasure', () => {
     // does nothing with it for ERASURE_FINISHED_BY_SECONDS) counted as a sweep due after the big
     // one, which took half the time left, stopped after its first page and left the rest of its
     // events for the next pass while this one had time for them.
-    const { events, console: c, idempotency } = db.stores;
     const T = 'er41';
-    await events.append(
-      T,
-      Array.from({ length: 1001 }, (_, i) => ev('a-big', 'view', i + 1)),
-      100,
-      { idempotencyKey: 'bulk' },
-    );
-    await events.append(T, [ev('z-waits', 'view', 1)], 100);
-    const deps = { console: c, exposures: dynamoExposureStore(db.table), blobs: blobStore, events };
-    const refusingEvents: EventStore = Object.create(events);
-    refusingEvents.eraseUser = async () => {
-      throw new Error('ProvisionedThroughputExceeded');
-    };
+    const { deps, idempotency, refusing } = await withBigUser(T, 'z-waits');
+    const { events, console: c } = deps;
     // a-big: marker running, events not deleted; z-waits: row stored, marker refused (503).
-    await expect(eraseUser({ ...deps, idempotency, events: refusingEvents }, T, 'a-big')).rejects.toThrow();
+    await expect(eraseUser({ ...deps, idempotency, events: refusing }, T, 'a-big')).rejects.toThrow();
     const refusingMarker: ConsoleStore = Object.create(c);
     refusingMarker.putErasure = async () => {
       throw new Error('ProvisionedThroughputExceeded');
     };
     await expect(eraseUser({ ...deps, idempotency, console: refusingMarker }, T, 'z-waits')).rejects.toThrow();
     const began = Math.max(...(await c.erasureSweeps(T)).map((r) => r.due_at - ERASURE_SWEEP_DELAY_SECONDS));
-    // Each page of the big user's events (1,000 at most, under one Idempotency-Key) takes 30 s of the pass's 40 s.
-    let clock = 0;
-    const slow: typeof idempotency = Object.create(idempotency);
-    slow.forget = async (tenant, key, writtenAt) => {
-      await idempotency.forget(tenant, key, writtenAt);
-      if (key === 'bulk') clock += 30_000;
-    };
-    const timer = vi.spyOn(performance, 'now').mockImplementation(() => clock);
-    try {
-      expect(await sweepErasures({ ...deps, idempotency: slow }, T, began + ERASURE_SWEEP_DELAY_SECONDS + 1, 40_000)).toBe(1001);
-    } finally {
-      timer.mockRestore();
-    }
+    expect(await sweepWithSlowPages(deps, T, began + ERASURE_SWEEP_DELAY_SECONDS + 1)).toBe(1001);
     expect((await events.list(T, { limit: 10, userId: 'a-big' })).rows).toEqual([]);
     // The waiting one is untouched: its events stay, its row too.
     expect((await events.list(T, { limit: 10, userId: 'z-waits' })).rows).toHaveLength(1);
@@ -1520,37 +1507,14 @@ describe('erasure', () => {
     // left from it even when they used none of it (a second look that finds nothing, the common
     // case; or a row waiting for its marker), and its events waited for the next pass while this
     // one had time for them.
-    const { events, console: c, idempotency } = db.stores;
     const T = 'er44';
-    await events.append(
-      T,
-      Array.from({ length: 1001 }, (_, i) => ev('a-big', 'view', i + 1)),
-      100,
-      { idempotencyKey: 'bulk' },
-    );
-    await events.append(T, [ev('z-done', 'view', 1)], 100);
-    const deps = { console: c, exposures: dynamoExposureStore(db.table), blobs: blobStore, events };
-    const refusingEvents: EventStore = Object.create(events);
-    refusingEvents.eraseUser = async () => {
-      throw new Error('ProvisionedThroughputExceeded');
-    };
+    const { deps, idempotency, refusing } = await withBigUser(T, 'z-done');
+    const { events, console: c } = deps;
     // a-big: marker running, events not deleted; z-done: ended, its one event deleted (its sweep finds none left).
-    await expect(eraseUser({ ...deps, idempotency, events: refusingEvents }, T, 'a-big')).rejects.toThrow();
+    await expect(eraseUser({ ...deps, idempotency, events: refusing }, T, 'a-big')).rejects.toThrow();
     expect((await eraseUser({ ...deps, idempotency }, T, 'z-done')).deleted_events).toBe(1);
     const due = Math.max(...(await c.erasureSweeps(T)).map((r) => r.due_at));
-    // Each page of the big user's events (1,000 at most, under one Idempotency-Key) takes 30 s of the pass's 40 s.
-    let clock = 0;
-    const slow: typeof idempotency = Object.create(idempotency);
-    slow.forget = async (tenant, key, writtenAt) => {
-      await idempotency.forget(tenant, key, writtenAt);
-      if (key === 'bulk') clock += 30_000;
-    };
-    const timer = vi.spyOn(performance, 'now').mockImplementation(() => clock);
-    try {
-      expect(await sweepErasures({ ...deps, idempotency: slow }, T, due, 40_000)).toBe(1001);
-    } finally {
-      timer.mockRestore();
-    }
+    expect(await sweepWithSlowPages(deps, T, due)).toBe(1001);
     expect((await events.list(T, { limit: 10, userId: 'a-big' })).rows).toEqual([]);
     // a-big's row stays (its marker runs); z-done's is swept.
     expect((await c.erasureSweeps(T)).map((s) => s.user_id)).toEqual(['a-big']);
