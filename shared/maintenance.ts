@@ -44,6 +44,9 @@ export interface PassCursor {
  */
 export const PASS_BUDGET_MS = 40_000;
 
+/** Items a pass reads of a tenant's catalog to re-key its category index into NFC (`ItemStore.indexCategoriesInNfc`), until done. */
+export const CATEGORY_REKEY_ROWS = 5_000;
+
 /**
  * The maintenance pass (every minute on AWS; a timer locally), as of `now`: re-queues lagging
  * embeddings, requests index builds, refreshes segment size estimates, folds searches into the
@@ -70,6 +73,7 @@ export async function maintenancePass(deps: MaintenanceDeps, now: number) {
   const unsent: string[] = [];
   const promoted: string[] = [];
   let swept = 0;
+  let rekeyed = 0;
   const failed = (what: string, tenant: string, e: unknown) => logger.error(what, { tenant, error: errorMessage(e) });
   // The pass starts where the last one stopped: at the first tenant it left for later, or, when it
   // reached them all, one tenant further on than it started. The search fold's time and the segment
@@ -155,11 +159,18 @@ export async function maintenancePass(deps: MaintenanceDeps, now: number) {
     } catch (e) {
       failed('segment sizes failed', tenant, e);
     }
+    // Until done (once per tenant), the category index's keys of rows written before they were in NFC.
+    try {
+      if (performance.now() < passUntil) rekeyed += (await s.items.indexCategoriesInNfc(tenant, now, CATEGORY_REKEY_ROWS)).rekeyed;
+    } catch (e) {
+      failed('category index re-keying failed', tenant, e);
+    }
   }
   const next = deferred[0] ?? order[1] ?? order[0];
   if (next !== undefined) await saveCursor(next);
   const result = { requeued, rebuilds, backlogged: embeddings.backlogged, segments, folded, scheduled, interrupted, unsent, promoted, swept, deferred };
   if (requeued || rebuilds.length || segments || folded || scheduled.length || interrupted.length || unsent.length || promoted.length || swept || deferred.length) logger.info('maintenance', result);
+  if (rekeyed) logger.info('category index re-keyed in NFC', { items: rekeyed });
   return result;
 }
 

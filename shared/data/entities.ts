@@ -59,12 +59,25 @@ export const Item = entity({
   attributes: ['id', 'name', 'description', 'metadata', 'active', 'created', 'updated_at', 'embedding_updated_at', 'content_version', 'embedded_version', 'embedding'],
   indexes: {
     primary: { pk: 'TENANT#${tenant}#ITEMS', sk: '${id}' },
+    /** `category`: the item's string category in Unicode NFC (items.ts, `categoryKey`); rows written before 2026-12-08 hold it as sent until re-keyed. */
     byCategory: { index: 'gsi1', pk: 'TENANT#${tenant}#ITEMCAT#${category}', sk: '${id}' },
     changedSince: CHANGED_SINCE,
     changeKeys: CHANGE_KEYS,
     /** Sparse: items whose embedding is behind their content, oldest first (keys only). */
     embedPending: { index: 'gsi3', pk: 'TENANT#${tenant}#EMBEDPENDING', sk: '${pending_since}#${id}' },
   },
+});
+
+/**
+ * Where the re-keying of a tenant's category index into NFC stands (`ItemStore.indexCategoriesInNfc`):
+ * `since` its first step (s), `from` when the current scan of the items started (or may start),
+ * `after` the last id it looked at, `up_to` the last id it looks at (absent: the catalog's end),
+ * `recheck` the ids a later scan looks at again, `done` once finished.
+ */
+export const CategoryRekey = entity({
+  name: 'category_rekey',
+  attributes: ['since', 'from', 'after', 'up_to', 'recheck', 'done'],
+  indexes: { primary: { pk: 'TENANT#${tenant}', sk: 'ITEMCAT#NFC' } },
 });
 
 /** A deleted item, kept a week so the search delta removes it; in the change index beside the items. */

@@ -6,10 +6,11 @@ import { sleep } from '../retry.ts';
 import { eachAtMost } from '../concurrency.ts';
 import { outsideDeadline } from '../deadline.ts';
 import { Conflict } from '../domain/errors.ts';
+import { nfc } from '../domain/nfc.ts';
 import type { ChangeKey, IdPlan, ItemChanges, ItemListQuery, ItemPatch, ItemRecord, ItemStore, ItemWithVector, JsonObject, NewItem, Page } from '../domain/types.ts';
 import type { TableRef } from './client.ts';
 import { idsFor } from './counters.ts';
-import { Counter, Item, sortId, Tombstone } from './entities.ts';
+import { CategoryRekey, Counter, Item, sortId, Tombstone } from './entities.ts';
 import { CHANGE_FIELDS } from './table-schema.ts';
 import type { Change, Condition, Expr } from './expressions.ts';
 import {
@@ -24,6 +25,7 @@ import {
   put,
   putAll,
   putMissing,
+  queryPage,
   FILTERED_LIST_READ,
   queryFilteredUpTo,
   queryUpTo,
@@ -31,6 +33,7 @@ import {
   remove,
   stripKeys,
   update,
+  type QueryInput,
   type Row,
 } from './ops.ts';
 
@@ -70,19 +73,74 @@ const STAMP_LAG_MS = 1000;
 
 /**
  * An item's category in the category index (a string `metadata.category`; other values are kept
- * and filter nothing): as it is up to 256 characters, longer ones by their SHA-256 (a key of the
- * index holds at most 2,048 bytes), which a listing's `category` is looked up by alike. A list is
- * in the index under none of its elements (a row is one key of it), so a listing's `category`
- * never lists such an item, where recommendations' `category` and search's filters match its
- * elements (docs/api.md says so).
+ * and filter nothing): in Unicode NFC (`nfc`), so that "Café" with a composed é and with e and a
+ * combining accent (U+0301) is one key, as search's filters compare them; as it is up to 256
+ * characters, longer ones by their SHA-256 (a key of the index holds at most 2,048 bytes), which
+ * a listing's `category` is looked up by alike. A list is in the index under none of its elements
+ * (a row is one key of it), so a listing's `category` never lists such an item, where
+ * recommendations' `category` and search's filters match its elements (docs/api.md says so).
+ * Until 2026-12-08 the key was the category as sent: such rows are read beside (`categoryReads`)
+ * until the maintenance pass has re-keyed them (`indexCategoriesInNfc`). Only the key: the item's
+ * `metadata.category` stays as sent.
  */
-const categoryKey = (category: string): string => (category.length <= 256 ? category : `${HASHED}${createHash('sha256').update(category).digest('hex')}`);
+const categoryKey = (category: string): string => keyOf(nfc(category));
 const HASHED = '#sha256:';
+/** A spelling's key: as it is up to 256 characters, longer ones by their SHA-256. */
+const keyOf = (spelling: string): string => (spelling.length <= 256 ? spelling : `${HASHED}${createHash('sha256').update(spelling).digest('hex')}`);
+/** A key that may be a long category's digest, or the very text of a category (`ownRows`). */
+const DIGEST_KEY = /^#sha256:[0-9a-f]{64}$/;
 
-const categoryOf = (metadata: JsonObject | undefined): string | undefined => {
-  const c = metadata?.category;
+/**
+ * The partitions a listing's `category` reads, each with the filter that keeps its own rows: its
+ * NFC's key, first, and the keys of rows written before the index was keyed in NFC and not re-keyed
+ * yet, under the category as asked for and under its NFD (the spellings a client sends). A stored
+ * spelling that is neither (composed in part) is found once the maintenance pass re-keyed it.
+ */
+function categoryReads(category: string): { key: string; own: Condition | undefined }[] {
+  const spelled = [nfc(category), category, category.normalize('NFD')];
+  const seen = new Set<string>();
+  const reads: { key: string; own: Condition | undefined }[] = [];
+  for (const spelling of spelled) {
+    const key = keyOf(spelling);
+    if (seen.has(key)) continue;
+    seen.add(key);
+    reads.push({ key, own: ownRows(key, spelling.length <= 256) });
+  }
+  return reads;
+}
+
+/**
+ * The rows of a partition that are of its category. A digest's text is a category too: a long
+ * category's partition leaves out the items whose category is that text (`literal` false), and the
+ * text's partition keeps only those (`literal`). Any other key is one category's alone.
+ */
+function ownRows(key: string, literal: boolean): Condition | undefined {
+  if (!DIGEST_KEY.test(key)) return undefined;
+  return (x) => `${x.path('metadata.category')} ${literal ? '=' : '<>'} ${x.value(key)}`;
+}
+
+const categoryOf = (metadata: unknown): string | undefined => {
+  const c = typeof metadata === 'object' && metadata !== null && !Array.isArray(metadata) ? (metadata as JsonObject).category : undefined;
   return typeof c === 'string' && c.length > 0 ? categoryKey(c) : undefined;
 };
+
+/**
+ * How long after a tenant's re-keying started (`indexCategoriesInNfc`) a write of the code before
+ * it may still land, keying a category as sent: the longest a Lambda function runs (15 min). The
+ * ids a scan looked at before then are looked at again by a scan that starts after it.
+ */
+export const REKEY_SETTLE_SECONDS = 900;
+/** Rows a re-keying step reads a page (`indexCategoriesInNfc`). */
+const REKEY_PAGE = 1000;
+
+/** Where a tenant's re-keying stands (the CategoryRekey row). */
+interface RekeyState {
+  since: number;
+  from: number;
+  after: number;
+  upTo: number | undefined;
+  recheck: number | undefined;
+}
 
 const CONTENT_FIELDS = ['name', 'description', 'metadata'] as const;
 
@@ -196,6 +254,10 @@ export function dynamoItemStore(t: TableRef): ItemStore {
       stamp = next;
     }
   }
+
+  /** Tenants whose category index is keyed in NFC throughout (`indexCategoriesInNfc` done), as seen here. */
+  const rekeyed = new Set<string>();
+  const rekeyDone = async (tenant: string) => (await getRow(t, CategoryRekey.key({ tenant })))?.done === true;
 
   /** Deletes an item: false when there was none (or another delete removed it first). */
   async function removeItem(tenant: string, id: number, now: number): Promise<boolean> {
@@ -351,27 +413,46 @@ export function dynamoItemStore(t: TableRef): ItemStore {
 
     async list(tenant: string, q: ItemListQuery): Promise<Page<ItemRecord>> {
       const after = q.after !== undefined ? { gt: sortId(q.after) } : undefined;
-      const key = q.category !== undefined ? categoryKey(q.category) : undefined;
-      const index = key !== undefined ? byCategory : Item.indexes.primary;
-      const partition = key !== undefined ? byCategory.query({ tenant, category: key }, after) : Item.indexes.primary.query({ tenant }, after);
       const { createdAfter: ca, createdBefore: cb } = q;
-      // A hashed category's key is also a category of that very text: the one asked for only.
-      const exact = key?.startsWith(HASHED) === true ? q.category : undefined;
-      const filters: Condition[] = [
-        ...(ca !== undefined ? [(x: Expr) => x.cmp('created', '>=', ca)] : []),
-        ...(cb !== undefined ? [(x: Expr) => x.cmp('created', '<=', cb)] : []),
-        ...(exact !== undefined ? [(x: Expr) => `${x.path('metadata.category')} = ${x.value(exact)}`] : []),
-      ];
-      if (filters.length === 0) {
-        const rows = await queryUpTo(t, partition, q.limit + 1);
-        return { rows: rows.slice(0, q.limit).map(fromRow), hasMore: rows.length > q.limit };
-      }
-      // Filtered: at most FILTERED_LIST_READ rows read; a page that did not fill by then ends where the
-      // read did (`next`), so a window that holds nothing costs one bounded read, not the catalog.
-      const query = refine(partition, { filter: (x) => x.and(...filters.map((f) => f(x))) });
-      const { rows, stoppedAt } = await queryFilteredUpTo(t, query, q.limit + 1, FILTERED_LIST_READ);
+      const created: Condition[] = [...(ca !== undefined ? [(x: Expr) => x.cmp('created', '>=', ca)] : []), ...(cb !== undefined ? [(x: Expr) => x.cmp('created', '<=', cb)] : [])];
+      const primary = Item.indexes.primary;
+      type Read = { index: typeof byCategory | typeof primary; query: QueryInput; filters: Condition[] };
+      const reads: Read[] =
+        q.category === undefined
+          ? [{ index: primary, query: primary.query({ tenant }, after), filters: created }]
+          : categoryReads(q.category).map(({ key, own }) => ({ index: byCategory, query: byCategory.query({ tenant, category: key }, after), filters: own ? [...created, own] : created }));
+      /**
+       * One partition's rows from `after`, and `through`: the id up to which it was read whole, when it
+       * may hold more (undefined: read to its end). Filtered, at most FILTERED_LIST_READ rows are read:
+       * a page that did not fill by then ends where the read did (`next`), so a window that holds
+       * nothing costs one bounded read, not the catalog.
+       */
+      const readOne = async ({ index, query, filters }: Read): Promise<{ rows: Row[]; through: number | undefined }> => {
+        const idOf = (r: Row | undefined) => (r === undefined ? undefined : Number(index.parse(String(r[index.skAttr])).id));
+        if (filters.length === 0) {
+          const rows = await queryUpTo(t, query, q.limit + 1);
+          return { rows, through: rows.length > q.limit ? idOf(rows.at(-1)) : undefined };
+        }
+        const { rows, stoppedAt } = await queryFilteredUpTo(t, refine(query, { filter: (x) => x.and(...filters.map((f) => f(x))) }), q.limit + 1, FILTERED_LIST_READ);
+        return { rows, through: rows.length > q.limit ? idOf(rows.at(-1)) : idOf(stoppedAt) };
+      };
+      // A category's partitions of rows not yet re-keyed first, then its NFC's: a row re-keyed
+      // between the reads is read in one of them at least (once: by id).
+      // Once the tenant's index is re-keyed (seen once, it stays so), its NFC's alone.
+      const [main, ...legacy] = reads;
+      const pending = legacy.length > 0 && !rekeyed.has(tenant);
+      const [done, ...parts] = pending ? await Promise.all([rekeyDone(tenant), ...legacy.map(readOne)]) : [true];
+      if (done) rekeyed.add(tenant);
+      if (main) parts.push(await readOne(main));
+      // Every partition is known up to the least id some partition was read through: past it, rows of
+      // one could come after rows of another not read yet.
+      const ends = parts.map((p) => p.through).filter((n) => n !== undefined);
+      const through = ends.length > 0 ? Math.min(...ends) : undefined;
+      const byId = new Map<number, Row>();
+      for (const p of parts) for (const r of p.rows) if (through === undefined || Number(r.id) <= through) byId.set(Number(r.id), r);
+      const rows = [...byId.values()].sort((a, b) => Number(a.id) - Number(b.id));
       if (rows.length > q.limit) return { rows: rows.slice(0, q.limit).map(fromRow), hasMore: true };
-      return { rows: rows.map(fromRow), hasMore: stoppedAt !== undefined, ...(stoppedAt ? { next: Number(index.parse(String(stoppedAt[index.skAttr])).id) } : {}) };
+      return { rows: rows.map(fromRow), hasMore: through !== undefined, ...(through !== undefined ? { next: through } : {}) };
     },
 
     async deletedIn(tenant: string, from: number, to: number, upTo: number): Promise<number> {
@@ -511,5 +592,75 @@ export function dynamoItemStore(t: TableRef): ItemStore {
 
     // The index is sparse: only items waiting for an embedding are in it.
     pendingCount: (tenant: string) => countUpTo(t, embedPending.query({ tenant })),
+
+    async indexCategoriesInNfc(tenant: string, now: number, maxRows: number): Promise<{ rekeyed: number; done: boolean }> {
+      const at = CategoryRekey.key({ tenant });
+      const stored = await getRow(t, at, { consistent: true });
+      if (stored?.done === true) return { rekeyed: 0, done: true };
+      const num = (v: unknown) => (v === undefined || v === null ? undefined : Number(v));
+      let s: RekeyState = stored
+        ? { since: Number(stored.since), from: Number(stored.from), after: Number(stored.after ?? 0), upTo: num(stored.up_to), recheck: num(stored.recheck) }
+        : { since: now, from: now, after: 0, upTo: undefined, recheck: undefined };
+      if (now < s.from) return { rekeyed: 0, done: false };
+      const settled = s.since + REKEY_SETTLE_SECONDS;
+      // The ids looked at so far may have been written as sent since, by the code before: looked at again.
+      if (s.from < settled && now >= settled && s.recheck === undefined) s.recheck = s.after;
+      const save = (state: RekeyState, done = false) =>
+        put(t, {
+          ...at,
+          since: state.since,
+          from: state.from,
+          after: state.after,
+          ...(state.upTo !== undefined ? { up_to: state.upTo } : {}),
+          ...(state.recheck !== undefined ? { recheck: state.recheck } : {}),
+          ...(done ? { done: true } : {}),
+        });
+      let rekeyed = 0;
+      let read = 0;
+      let ended = false;
+      while (!ended && read < maxRows) {
+        if (s.upTo !== undefined && s.after >= s.upTo) {
+          ended = true;
+          break;
+        }
+        const page = await queryPage(t, {
+          ...refine(Item.indexes.primary.query({ tenant }, { gt: sortId(s.after) }), { project: ['id', 'metadata', byCategory.pkAttr] }),
+          Limit: Math.min(REKEY_PAGE, maxRows - read),
+        });
+        read += page.scanned;
+        const upTo = s.upTo;
+        const rows = upTo === undefined ? page.items : page.items.filter((r) => Number(r.id) <= upTo);
+        await eachAtMost(rows, 25, async (r) => {
+          const category = categoryOf(r.metadata);
+          const was = r[byCategory.pkAttr];
+          if (category === undefined || was === byCategory.pk({ tenant, category })) return;
+          const id = Number(r.id);
+          // Only the index's key, and only while the row is keyed as read: a change meanwhile keyed it itself.
+          const moved = await applied(() =>
+            update(
+              t,
+              Item.key({ tenant, id }),
+              { set: byCategory.key({ tenant, category, id }) },
+              { when: (x) => (typeof was === 'string' ? x.eq(byCategory.pkAttr, was) : x.and(isStored(x), x.absent(byCategory.pkAttr))) },
+            ),
+          );
+          if (moved) rekeyed++;
+        });
+        const last = page.items.at(-1);
+        if (last !== undefined) s.after = Number(last.id);
+        if (page.lastKey === undefined || rows.length < page.items.length) ended = true;
+        if (!ended) await save(s);
+      }
+      if (!ended) return { rekeyed, done: false };
+      if (s.from >= settled) {
+        await save(s, true);
+        return { rekeyed, done: true };
+      }
+      // A scan that started before the code that wrote keys as sent surely stopped: the ids it
+      // looked at before then (all of them, when it ended before then) are looked at again.
+      s = { since: s.since, from: Math.max(now, settled), after: 0, upTo: s.recheck, recheck: undefined };
+      await save(s);
+      return { rekeyed, done: false };
+    },
   };
 }

@@ -159,6 +159,13 @@ export interface ItemStore {
   deferEmbedding(tenant: string, id: number, since: number, next: (requeues: number) => number): Promise<boolean>;
   /** How many of a tenant's items wait for an embedding. */
   pendingCount(tenant: string): Promise<number>;
+  /**
+   * A step of the re-keying of the tenant's category index into NFC (for the item listing's
+   * `category`: rows written before 2026-12-08 are keyed as sent), reading up to `maxRows` items
+   * from where the last step stopped, as of `now` (seconds). Answers how many it re-keyed, and
+   * whether the re-keying is done (then a step reads one row).
+   */
+  indexCategoriesInNfc(tenant: string, now: number, maxRows: number): Promise<{ rekeyed: number; done: boolean }>;
 }
 
 export interface EventRecord {

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { describe, expect, it, vi } from 'vitest';
 import type { Stores } from '../../shared/data/index.ts';
 import { ERASURE_FINISHED_BY_SECONDS, ERASURE_SWEEP_DELAY_SECONDS, userRef } from '../../shared/domain/erasure.ts';
-import { maintenancePass, PASS_BUDGET_MS, type MaintenanceDeps } from '../../shared/maintenance.ts';
+import { CATEGORY_REKEY_ROWS, maintenancePass, PASS_BUDGET_MS, type MaintenanceDeps } from '../../shared/maintenance.ts';
 import { logger } from '../../shared/observability.ts';
 import type { WorkMessage } from '../../shared/queue/messages.ts';
 import type { BlobStore } from '../../shared/blob.ts';
@@ -11,7 +11,7 @@ import type { BlobStore } from '../../shared/blob.ts';
  * The maintenance pass over two tenants, `a` first, whose reads of `failing` kind fail (a
  * throttled Query): what the pass still did for tenant `b`.
  */
-async function passWith(failing: 'items' | 'segments' | 'templates' | 'runs' | 'fold') {
+async function passWith(failing: 'items' | 'segments' | 'templates' | 'runs' | 'fold' | 'rekey') {
   const boom = () => Promise.reject(new Error(`tenant a: ${failing} read throttled`));
   const folded: string[] = [];
   const segmentsRead: string[] = [];
@@ -19,6 +19,7 @@ async function passWith(failing: 'items' | 'segments' | 'templates' | 'runs' | '
   const erased: [string, string, number | undefined][] = [];
   const sweepsDone: string[] = [];
   const forgotten: [string, string, readonly number[], number | undefined][] = [];
+  const rekeyed: [string, number, number][] = [];
   const stores = {
     // Tenant b has an ended erasure's sweep due (shared/domain/erasure.ts sweepErasures), and one not yet due.
     events: {
@@ -33,6 +34,10 @@ async function passWith(failing: 'items' | 'segments' | 'templates' | 'runs' | '
       pendingEmbeddings: async (tenant: string) => (tenant === 'a' && failing === 'items' ? boom() : [{ id: 7, since: 0 }]),
       deferEmbedding: async () => true,
       countChangesSince: async () => 1,
+      indexCategoriesInNfc: async (tenant: string, now: number, maxRows: number) => {
+        rekeyed.push([tenant, now, maxRows]);
+        return tenant === 'a' && failing === 'rekey' ? boom() : { rekeyed: 1, done: false };
+      },
     },
     console: {
       list: async (tenant: string, kind: string) => {
@@ -78,7 +83,7 @@ async function passWith(failing: 'items' | 'segments' | 'templates' | 'runs' | '
   const errors = vi.spyOn(logger, 'error').mockImplementation(() => undefined);
   try {
     const result = await maintenancePass(deps, 1_800_000_000);
-    return { result, folded, segmentsRead, sent, erased, sweepsDone, forgotten, errors: errors.mock.calls.map((c) => c[0]) };
+    return { result, folded, segmentsRead, sent, erased, sweepsDone, forgotten, rekeyed, errors: errors.mock.calls.map((c) => c[0]) };
   } finally {
     errors.mockRestore();
   }
@@ -128,6 +133,16 @@ describe("the maintenance pass: one tenant's failure leaves the others' work alo
       expect(p.result.folded, failing).toBe(failing === 'fold' ? 3 : 5);
     }
   });
+
+  it("re-keys each tenant's category index into NFC a bounded step at a time; a tenant whose re-keying fails leaves the others' alone", async () => {
+    const p = await passWith('rekey');
+    expect(p.rekeyed).toEqual([
+      ['a', 1_800_000_000, CATEGORY_REKEY_ROWS],
+      ['b', 1_800_000_000, CATEGORY_REKEY_ROWS],
+    ]);
+    expect(p.errors).toEqual(['category index re-keying failed']);
+    expect(p.folded).toEqual(['a', 'b']);
+  });
 });
 
 /**
@@ -148,7 +163,7 @@ function idleTenants(parts: { console?: object; searchLog?: MaintenanceDeps['sea
     events: {},
     idempotency: {},
     credentials: { listTenants: async () => parts.tenants ?? ['a', 'b'] },
-    items: { pendingEmbeddings: async () => [], countChangesSince: async () => 0 },
+    items: { pendingEmbeddings: async () => [], countChangesSince: async () => 0, indexCategoriesInNfc: async () => ({ rekeyed: 0, done: true }) },
     console: { list: async () => [], activeRuns: async () => [], erasureSweeps: async () => [], erasureMarkerScan: async () => ({ first_began: 0, done: true }), ...parts.console },
   } as unknown as Stores;
   return {
