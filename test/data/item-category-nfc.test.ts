@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Item } from '../../shared/data/entities.ts';
+import { Counter, Item } from '../../shared/data/entities.ts';
 import { REKEY_SETTLE_SECONDS } from '../../shared/data/items.ts';
-import { getRow, update } from '../../shared/data/ops.ts';
+import { getRow, putAll, update } from '../../shared/data/ops.ts';
 import { listItems } from '../../shared/domain/items.ts';
 import { listItemsQuery } from '../../shared/schemas/items.ts';
 import { testTable, type TestTable } from '../helpers/table.ts';
@@ -79,6 +79,27 @@ describe('GET /v1/items?category= compares categories in NFC', () => {
     }
     // Filtered by a created window too.
     expect(await ids(T, COMPOSED, { createdAfter: 100, after: all[1] as number, limit: 3 })).toEqual(all.slice(2, 5));
+  });
+
+  it("a filtered page's bounded read that stops in one key's partition ends there, not past rows of that partition it did not read", async () => {
+    const T = 'nfc-bounded';
+    // 2,100 items stored before, keyed as sent (decomposed), created at 100 but one, created at 200;
+    // one item written since (keyed in NFC), created at 200, after them all.
+    const before = Array.from({ length: 2100 }, (_, i) => {
+      const id = i + 1;
+      const created = id === 2050 ? 200 : 100;
+      const item = { id, name: `old ${id}`, metadata: { category: DECOMPOSED }, active: true, created, updated_at: created, embedding_updated_at: null };
+      return { ...Item.keys({ tenant: T, id, category: DECOMPOSED, changed_at: created, pending_since: created }), ...item, content_version: 1, embedded_version: 0 };
+    });
+    await putAll(db.table, before);
+    await update(db.table, Counter.key({ tenant: T, counter: 'item' }), { set: { value: 2200 } });
+    const [fresh] = await db.stores.items.create(T, [{ name: 'new', metadata: { category: COMPOSED } }], 200);
+    // The read of the old key stops after 2,000 rows (FILTERED_LIST_READ): the page ends there, though
+    // the new key's partition was read whole, and the next page reads on from it.
+    const first = await db.stores.items.list(T, { limit: 10, category: COMPOSED, createdAfter: 200 });
+    expect(first).toEqual({ rows: [], hasMore: true, next: 2000 });
+    const second = await db.stores.items.list(T, { limit: 10, category: COMPOSED, createdAfter: 200, after: 2000 });
+    expect([second.rows.map((r) => r.id), second.hasMore]).toEqual([[2050, fresh?.id], false]);
   });
 
   it('a category longer than 256 characters (keyed by its digest) too, the digest itself a category of its own', async () => {
