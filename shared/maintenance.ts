@@ -54,7 +54,8 @@ export const CATEGORY_REKEY_ROWS = 5_000;
  * runs whose container task stopped without ending them, sends runs stored but never sent, decides
  * the auto-promotions their trainers left undecided (`decideLeftPromotions`), and sweeps ended erasures (a second
  * look at the user's events, `sweepErasures`), finishing those cut off before they ended (those cut off before 2026-12-07, which stored
- * no sweep row, found a page of markers a pass: `adoptRowlessErasures`). One tenant's failure leaves the others'
+ * no sweep row, found a page of markers a pass: `adoptRowlessErasures`); until it is done, re-keys the
+ * tenant's category index into NFC (`indexCategoriesInNfc`). One tenant's failure leaves the others'
  * work alone.
  */
 export async function maintenancePass(deps: MaintenanceDeps, now: number) {
