@@ -437,11 +437,11 @@ export function dynamoItemStore(t: TableRef): ItemStore {
         return { rows, through: rows.length > q.limit ? idOf(rows.at(-1)) : idOf(stoppedAt) };
       };
       // A category's partitions of rows not yet re-keyed first, then its NFC's: a row re-keyed
-      // between the reads is read in one of them at least (once: by id).
-      // Once the tenant's index is re-keyed (seen once, it stays so), its NFC's alone.
+      // between the reads is read in one of them at least (once: by id). Once the tenant's index is
+      // seen re-keyed (by a listing that read the old keys: it stays so), its NFC's alone.
       const [main, ...legacy] = reads;
       const pending = legacy.length > 0 && !rekeyed.has(tenant);
-      const [done, ...parts] = pending ? await Promise.all([rekeyDone(tenant), ...legacy.map(readOne)]) : [true];
+      const [done, ...parts] = pending ? await Promise.all([rekeyDone(tenant), ...legacy.map(readOne)]) : [false];
       if (done) rekeyed.add(tenant);
       if (main) parts.push(await readOne(main));
       // Every partition is known up to the least id some partition was read through: past it, rows of
