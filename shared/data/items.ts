@@ -648,7 +648,7 @@ export function dynamoItemStore(t: TableRef): ItemStore {
         });
         const last = page.items.at(-1);
         if (last !== undefined) s.after = Number(last.id);
-        if (page.lastKey === undefined || rows.length < page.items.length) ended = true;
+        if (page.lastKey === undefined || rows.length < page.items.length || (upTo !== undefined && s.after >= upTo)) ended = true;
         if (!ended) await save(s);
       }
       if (!ended) return { rekeyed, done: false };

@@ -161,4 +161,26 @@ describe('GET /v1/items?category= compares categories in NFC', () => {
     await keyAsSent(T, made[1]?.id as number, mixed);
     expect(await s.indexCategoriesInNfc(T, settled + 3600, 2)).toEqual({ rekeyed: 0, done: true });
   });
+
+  it('a scan under way when the code before surely stopped looks again only at the ids it had passed by then', async () => {
+    const s = db.stores.items;
+    const T = 'nfc-recheck';
+    const made = await s.create(
+      T,
+      Array.from({ length: 5 }, (_, i) => ({ name: `r${i}`, metadata: { category: DECOMPOSED } })),
+      100,
+    );
+    for (const m of made) await keyAsSent(T, m.id, DECOMPOSED);
+    const now = 20_000;
+    await s.indexCategoriesInNfc(T, now, 2);
+    await s.indexCategoriesInNfc(T, now + 60, 2);
+    // Written as sent behind the scan (id 1) and ahead of it (id 5: its first look is still to come).
+    await keyAsSent(T, made[0]?.id as number, DECOMPOSED);
+    const settled = now + REKEY_SETTLE_SECONDS;
+    // Past the settle time the scan ends (id 5), then looks again at ids 1 to 4 only, and is done.
+    expect(await s.indexCategoriesInNfc(T, settled, 2)).toEqual({ rekeyed: 1, done: false });
+    expect(await s.indexCategoriesInNfc(T, settled + 60, 2)).toEqual({ rekeyed: 1, done: false });
+    expect(await s.indexCategoriesInNfc(T, settled + 120, 2)).toEqual({ rekeyed: 0, done: true });
+    for (const m of made) expect(await indexKey(T, m.id)).toBe(byCategory.pk({ tenant: T, category: COMPOSED }));
+  });
 });
