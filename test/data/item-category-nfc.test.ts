@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Counter, Item } from '../../shared/data/entities.ts';
-import { REKEY_SETTLE_SECONDS } from '../../shared/data/items.ts';
+import { dynamoItemStore, REKEY_SETTLE_SECONDS } from '../../shared/data/items.ts';
 import { getRow, putAll, update } from '../../shared/data/ops.ts';
 import { listItems } from '../../shared/domain/items.ts';
 import { listItemsQuery } from '../../shared/schemas/items.ts';
-import { testTable, type TestTable } from '../helpers/table.ts';
+import { interceptSigned, testTable, type TestTable } from '../helpers/table.ts';
 
 /*
  * The item listing's `category` compares categories in Unicode NFC, as search's filters and
@@ -160,6 +160,29 @@ describe('GET /v1/items?category= compares categories in NFC', () => {
     // Done: a step reads its mark alone.
     await keyAsSent(T, made[1]?.id as number, mixed);
     expect(await s.indexCategoriesInNfc(T, settled + 3600, 2)).toEqual({ rekeyed: 0, done: true });
+  });
+
+  it("once a tenant's re-keying is done, a listing reads the NFC key alone; before, the old keys too", async () => {
+    const T = 'nfc-done';
+    const [made] = await db.stores.items.create(T, [{ name: 'old', metadata: { category: DECOMPOSED } }], 100);
+    await keyAsSent(T, made?.id as number, DECOMPOSED);
+    const keysRead: string[] = [];
+    const s = dynamoItemStore(
+      interceptSigned<{ ExpressionAttributeValues?: Record<string, { S?: string }> }>(db.table, 'query', (params, call) => {
+        keysRead.push(String(params.ExpressionAttributeValues?.[':pk']?.S));
+        return call();
+      }),
+    );
+    const listed = async () => (await s.list(T, { limit: 10, category: COMPOSED })).rows.map((r) => r.id);
+    expect(await listed()).toEqual([made?.id]);
+    expect(keysRead).toEqual([byCategory.pk({ tenant: T, category: DECOMPOSED }), byCategory.pk({ tenant: T, category: COMPOSED })]);
+    for (let step = 0; step < 5; step++) await s.indexCategoriesInNfc(T, 100 + step * REKEY_SETTLE_SECONDS, 100);
+    expect(await s.indexCategoriesInNfc(T, 100 + 5 * REKEY_SETTLE_SECONDS, 100)).toEqual({ rekeyed: 0, done: true });
+    // The listing that finds it done still reads the old key; the next ones do not.
+    expect(await listed()).toEqual([made?.id]);
+    keysRead.length = 0;
+    expect(await listed()).toEqual([made?.id]);
+    expect(keysRead).toEqual([byCategory.pk({ tenant: T, category: COMPOSED })]);
   });
 
   it('a scan under way when the code before surely stopped looks again only at the ids it had passed by then', async () => {
