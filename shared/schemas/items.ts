@@ -58,7 +58,8 @@ export const itemPath = z.object({ item_id: numericId('item_id', (digits) => new
 
 /**
  * A `category` query parameter: any string an item's `metadata.category` can be (metadata is at
- * most MAX_METADATA_BYTES), matched exactly. Item listing and recommendations take it alike.
+ * most MAX_METADATA_BYTES), compared in Unicode NFC (shared/domain/nfc.ts): "Café" with a composed
+ * é matches one with e and a combining accent. Item listing and recommendations take it alike.
  */
 export const categoryParam = z.optional(z.string().check(z.minLength(1), z.maxLength(MAX_METADATA_BYTES)));
 
