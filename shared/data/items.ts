@@ -256,7 +256,7 @@ export function dynamoItemStore(t: TableRef): ItemStore {
   }
 
   /** Tenants whose category index is keyed in NFC throughout (`indexCategoriesInNfc` done), as seen here. */
-  const rekeyed = new Set<string>();
+  const keyedInNfc = new Set<string>();
   const rekeyDone = async (tenant: string) => (await getRow(t, CategoryRekey.key({ tenant })))?.done === true;
 
   /** Deletes an item: false when there was none (or another delete removed it first). */
@@ -438,11 +438,11 @@ export function dynamoItemStore(t: TableRef): ItemStore {
       };
       // A category's partitions of rows not yet re-keyed first, then its NFC's: a row re-keyed
       // between the reads is read in one of them at least (once: by id). Once the tenant's index is
-      // seen re-keyed (by a listing that read the old keys: it stays so), its NFC's alone.
+      // seen re-keyed (by a listing that read the old keys, or this store's step: it stays so), its NFC's alone.
       const [main, ...legacy] = reads;
-      const pending = legacy.length > 0 && !rekeyed.has(tenant);
+      const pending = legacy.length > 0 && !keyedInNfc.has(tenant);
       const [done, ...parts] = pending ? await Promise.all([rekeyDone(tenant), ...legacy.map(readOne)]) : [false];
-      if (done) rekeyed.add(tenant);
+      if (done) keyedInNfc.add(tenant);
       if (main) parts.push(await readOne(main));
       // Every partition is known up to the least id some partition was read through: past it, rows of
       // one could come after rows of another not read yet.
@@ -594,9 +594,14 @@ export function dynamoItemStore(t: TableRef): ItemStore {
     pendingCount: (tenant: string) => countUpTo(t, embedPending.query({ tenant })),
 
     async indexCategoriesInNfc(tenant: string, now: number, maxRows: number): Promise<{ rekeyed: number; done: boolean }> {
+      // Done stays done: once seen here, the step of each later pass (every tenant, every minute) reads nothing.
+      if (keyedInNfc.has(tenant)) return { rekeyed: 0, done: true };
       const at = CategoryRekey.key({ tenant });
       const stored = await getRow(t, at, { consistent: true });
-      if (stored?.done === true) return { rekeyed: 0, done: true };
+      if (stored?.done === true) {
+        keyedInNfc.add(tenant);
+        return { rekeyed: 0, done: true };
+      }
       const num = (v: unknown) => (v === undefined || v === null ? undefined : Number(v));
       let s: RekeyState = stored
         ? { since: Number(stored.since), from: Number(stored.from), after: Number(stored.after ?? 0), upTo: num(stored.up_to), recheck: num(stored.recheck) }
@@ -654,6 +659,7 @@ export function dynamoItemStore(t: TableRef): ItemStore {
       if (!ended) return { rekeyed, done: false };
       if (s.from >= settled) {
         await save(s, true);
+        keyedInNfc.add(tenant);
         return { rekeyed, done: true };
       }
       // A scan that started before the code that wrote keys as sent surely stopped: the ids it
