@@ -206,6 +206,32 @@ describe('GET /v1/items?category= compares categories in NFC', () => {
     expect(marksRead).toBe(0);
   });
 
+  it("the re-keying's write leaves an item deleted or given another category between its read and its write as that change left it", async () => {
+    const T = 'nfc-race';
+    const [gone, moved, kept] = await db.stores.items.create(
+      T,
+      ['gone', 'moved', 'kept'].map((name) => ({ name, metadata: { category: DECOMPOSED } })),
+      100,
+    );
+    for (const m of [gone, moved, kept]) await keyAsSent(T, m?.id as number, DECOMPOSED);
+    const keyOf = (id: number | undefined) => String(Item.key({ tenant: T, id: id as number }).sk);
+    // Just before the step's write of each, a client's DELETE of one, and an update of another's category.
+    const s = dynamoItemStore(
+      interceptSigned<{ Key: Record<string, { S?: string }> }>(db.table, 'updateItem', async (params, call) => {
+        const sk = params.Key.sk?.S;
+        if (sk === keyOf(gone?.id)) await db.stores.items.delete(T, gone?.id as number, 200);
+        if (sk === keyOf(moved?.id)) await db.stores.items.update(T, moved?.id as number, { metadata: { category: 'Th\u00e9' } }, 200);
+        return call();
+      }),
+    );
+    expect(await s.indexCategoriesInNfc(T, 30_000, 10)).toEqual({ rekeyed: 1, done: false });
+    expect(await db.stores.items.get(T, gone?.id as number)).toBeUndefined();
+    expect(await getRow(db.table, Item.key({ tenant: T, id: gone?.id as number }), { consistent: true })).toBeUndefined();
+    expect(await indexKey(T, moved?.id as number)).toBe(byCategory.pk({ tenant: T, category: 'Th\u00e9' }));
+    expect(await ids(T, COMPOSED)).toEqual([kept?.id]);
+    expect(await ids(T, 'The\u0301')).toEqual([moved?.id]);
+  });
+
   it('a scan under way when the code before surely stopped looks again only at the ids it had passed by then', async () => {
     const s = db.stores.items;
     const T = 'nfc-recheck';
