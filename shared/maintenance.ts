@@ -162,7 +162,7 @@ export async function maintenancePass(deps: MaintenanceDeps, now: number) {
     }
     // Until done (once per tenant), the category index's keys of rows written before they were in NFC.
     try {
-      if (performance.now() < passUntil) rekeyed += (await s.items.indexCategoriesInNfc(tenant, now, CATEGORY_REKEY_ROWS)).rekeyed;
+      if (performance.now() < passUntil) rekeyed += (await s.items.indexCategoriesInNfc(tenant, now, CATEGORY_REKEY_ROWS, passUntil)).rekeyed;
     } catch (e) {
       failed('category index re-keying failed', tenant, e);
     }

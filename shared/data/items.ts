@@ -593,7 +593,7 @@ export function dynamoItemStore(t: TableRef): ItemStore {
     // The index is sparse: only items waiting for an embedding are in it.
     pendingCount: (tenant: string) => countUpTo(t, embedPending.query({ tenant })),
 
-    async indexCategoriesInNfc(tenant: string, now: number, maxRows: number): Promise<{ rekeyed: number; done: boolean }> {
+    async indexCategoriesInNfc(tenant: string, now: number, maxRows: number, until = Number.POSITIVE_INFINITY): Promise<{ rekeyed: number; done: boolean }> {
       // Done stays done: once seen here, the step of each later pass (every tenant, every minute) reads nothing.
       if (keyedInNfc.has(tenant)) return { rekeyed: 0, done: true };
       const at = CategoryRekey.key({ tenant });
@@ -624,6 +624,10 @@ export function dynamoItemStore(t: TableRef): ItemStore {
       let read = 0;
       let ended = false;
       while (!ended && read < maxRows) {
+        // Past `until` (the pass's budget), no further page: large items (a long description, metadata
+        // and a vector: up to some 80 KB) fill a Query's 1 MB with a dozen or so, and 5,000 of them
+        // take hundreds of Queries, which could outlive the pass's 60 s.
+        if (read > 0 && performance.now() >= until) break;
         if (s.upTo !== undefined && s.after >= s.upTo) {
           ended = true;
           break;

@@ -232,6 +232,30 @@ describe('GET /v1/items?category= compares categories in NFC', () => {
     expect(await ids(T, 'The\u0301')).toEqual([moved?.id]);
   });
 
+  it("a step reads no further page past the pass's budget (`until`), and the next step goes on from there", async () => {
+    const T = 'nfc-until';
+    const made = await db.stores.items.create(
+      T,
+      Array.from({ length: 6 }, (_, i) => ({ name: `u${i}`, metadata: { category: DECOMPOSED } })),
+      100,
+    );
+    for (const m of made) await keyAsSent(T, m.id, DECOMPOSED);
+    // Large items: DynamoDB's 1 MB ends each page of the catalog after 2 rows.
+    const s = dynamoItemStore(
+      interceptSigned<{ Limit?: number; ExpressionAttributeValues?: Record<string, { S?: string }> }>(db.table, 'query', (params, call) => {
+        if (params.ExpressionAttributeValues?.[':pk']?.S === String(Item.key({ tenant: T, id: 1 }).pk)) params.Limit = Math.min(params.Limit ?? 2, 2);
+        return call();
+      }),
+    );
+    const rekeyedIds = async () =>
+      (await Promise.all(made.map(async (m) => ((await indexKey(T, m.id)) === byCategory.pk({ tenant: T, category: COMPOSED }) ? m.id : undefined)))).filter((id) => id !== undefined);
+    // The budget already spent: one page (ids 1-2) of the 5,000 rows a step may read.
+    expect(await s.indexCategoriesInNfc(T, 40_000, 5_000, performance.now())).toEqual({ rekeyed: 2, done: false });
+    expect(await rekeyedIds()).toEqual(made.slice(0, 2).map((m) => m.id));
+    expect(await s.indexCategoriesInNfc(T, 40_060, 5_000)).toEqual({ rekeyed: 4, done: false });
+    expect(await rekeyedIds()).toEqual(made.map((m) => m.id));
+  });
+
   it('a scan under way when the code before surely stopped looks again only at the ids it had passed by then', async () => {
     const s = db.stores.items;
     const T = 'nfc-recheck';

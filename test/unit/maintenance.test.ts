@@ -19,7 +19,7 @@ async function passWith(failing: 'items' | 'segments' | 'templates' | 'runs' | '
   const erased: [string, string, number | undefined][] = [];
   const sweepsDone: string[] = [];
   const forgotten: [string, string, readonly number[], number | undefined][] = [];
-  const rekeyed: [string, number, number][] = [];
+  const rekeyed: [string, number, number, number | undefined][] = [];
   const stores = {
     // Tenant b has an ended erasure's sweep due (shared/domain/erasure.ts sweepErasures), and one not yet due.
     events: {
@@ -34,8 +34,8 @@ async function passWith(failing: 'items' | 'segments' | 'templates' | 'runs' | '
       pendingEmbeddings: async (tenant: string) => (tenant === 'a' && failing === 'items' ? boom() : [{ id: 7, since: 0 }]),
       deferEmbedding: async () => true,
       countChangesSince: async () => 1,
-      indexCategoriesInNfc: async (tenant: string, now: number, maxRows: number) => {
-        rekeyed.push([tenant, now, maxRows]);
+      indexCategoriesInNfc: async (tenant: string, now: number, maxRows: number, until?: number) => {
+        rekeyed.push([tenant, now, maxRows, until]);
         return tenant === 'a' && failing === 'rekey' ? boom() : { rekeyed: 1, done: false };
       },
     },
@@ -135,10 +135,13 @@ describe("the maintenance pass: one tenant's failure leaves the others' work alo
   });
 
   it("re-keys each tenant's category index into NFC a bounded step at a time; a tenant whose re-keying fails leaves the others' alone", async () => {
-    const p = await passWith('rekey');
+    let clock = 1_000;
+    const now = vi.spyOn(performance, 'now').mockImplementation(() => clock++);
+    const p = await passWith('rekey').finally(() => now.mockRestore());
+    // Each step is given the pass's budget (40 s from its start), past which it reads no further page.
     expect(p.rekeyed).toEqual([
-      ['a', 1_800_000_000, CATEGORY_REKEY_ROWS],
-      ['b', 1_800_000_000, CATEGORY_REKEY_ROWS],
+      ['a', 1_800_000_000, CATEGORY_REKEY_ROWS, 1_000 + PASS_BUDGET_MS],
+      ['b', 1_800_000_000, CATEGORY_REKEY_ROWS, 1_000 + PASS_BUDGET_MS],
     ]);
     expect(p.errors).toEqual(['category index re-keying failed']);
     expect(p.folded).toEqual(['a', 'b']);
