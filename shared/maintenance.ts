@@ -48,6 +48,14 @@ export const PASS_BUDGET_MS = 40_000;
 export const CATEGORY_REKEY_ROWS = 5_000;
 
 /**
+ * The time a pass gives the category re-keying, shared by every tenant as the search fold's is: a
+ * step over a large catalog (5,000 items of a dozen or so a Query page) takes seconds, and steps of
+ * a few such tenants took the pass's whole budget, deferring every later tenant's own work (its
+ * embeddings, due runs, erasure sweeps) to later passes for as long as the re-keying lasted.
+ */
+export const REKEY_PASS_BUDGET_MS = 10_000;
+
+/**
  * The maintenance pass (every minute on AWS; a timer locally), as of `now`: re-queues lagging
  * embeddings, requests index builds, refreshes segment size estimates, folds searches into the
  * search analytics counters, starts templates' scheduled training runs that are due, ends
@@ -75,6 +83,7 @@ export async function maintenancePass(deps: MaintenanceDeps, now: number) {
   const promoted: string[] = [];
   let swept = 0;
   let rekeyed = 0;
+  let rekeyLeft = REKEY_PASS_BUDGET_MS;
   const failed = (what: string, tenant: string, e: unknown) => logger.error(what, { tenant, error: errorMessage(e) });
   // The pass starts where the last one stopped: at the first tenant it left for later, or, when it
   // reached them all, one tenant further on than it started. The search fold's time and the segment
@@ -160,11 +169,16 @@ export async function maintenancePass(deps: MaintenanceDeps, now: number) {
     } catch (e) {
       failed('segment sizes failed', tenant, e);
     }
-    // Until done (once per tenant), the category index's keys of rows written before they were in NFC.
+    // Until done (once per tenant), the category index's keys of rows written before they were in NFC,
+    // within what is left of the re-keying's share of the pass.
+    const rekeyStart = performance.now();
+    const rekeyUntil = Math.min(passUntil, rekeyStart + rekeyLeft);
     try {
-      if (performance.now() < passUntil) rekeyed += (await s.items.indexCategoriesInNfc(tenant, now, CATEGORY_REKEY_ROWS, passUntil)).rekeyed;
+      if (rekeyStart < rekeyUntil) rekeyed += (await s.items.indexCategoriesInNfc(tenant, now, CATEGORY_REKEY_ROWS, rekeyUntil)).rekeyed;
     } catch (e) {
       failed('category index re-keying failed', tenant, e);
+    } finally {
+      rekeyLeft -= performance.now() - rekeyStart;
     }
   }
   const next = deferred[0] ?? order[1] ?? order[0];

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { describe, expect, it, vi } from 'vitest';
 import type { Stores } from '../../shared/data/index.ts';
 import { ERASURE_FINISHED_BY_SECONDS, ERASURE_SWEEP_DELAY_SECONDS, userRef } from '../../shared/domain/erasure.ts';
-import { CATEGORY_REKEY_ROWS, maintenancePass, PASS_BUDGET_MS, type MaintenanceDeps } from '../../shared/maintenance.ts';
+import { CATEGORY_REKEY_ROWS, maintenancePass, PASS_BUDGET_MS, REKEY_PASS_BUDGET_MS, type MaintenanceDeps } from '../../shared/maintenance.ts';
 import { logger } from '../../shared/observability.ts';
 import type { WorkMessage } from '../../shared/queue/messages.ts';
 import type { BlobStore } from '../../shared/blob.ts';
@@ -135,13 +135,12 @@ describe("the maintenance pass: one tenant's failure leaves the others' work alo
   });
 
   it("re-keys each tenant's category index into NFC a bounded step at a time; a tenant whose re-keying fails leaves the others' alone", async () => {
-    let clock = 1_000;
-    const now = vi.spyOn(performance, 'now').mockImplementation(() => clock++);
+    const now = vi.spyOn(performance, 'now').mockImplementation(() => 1_000);
     const p = await passWith('rekey').finally(() => now.mockRestore());
-    // Each step is given the pass's budget (40 s from its start), past which it reads no further page.
+    // Each step is given the time left of the re-keying's share of the pass, past which it reads no further page.
     expect(p.rekeyed).toEqual([
-      ['a', 1_800_000_000, CATEGORY_REKEY_ROWS, 1_000 + PASS_BUDGET_MS],
-      ['b', 1_800_000_000, CATEGORY_REKEY_ROWS, 1_000 + PASS_BUDGET_MS],
+      ['a', 1_800_000_000, CATEGORY_REKEY_ROWS, 1_000 + REKEY_PASS_BUDGET_MS],
+      ['b', 1_800_000_000, CATEGORY_REKEY_ROWS, 1_000 + REKEY_PASS_BUDGET_MS],
     ]);
     expect(p.errors).toEqual(['category index re-keying failed']);
     expect(p.folded).toEqual(['a', 'b']);
@@ -535,6 +534,38 @@ describe('the maintenance pass: segment size estimates and search folds across t
       expect(errors.mock.calls.map((c) => c[0])).toEqual(['maintenance cursor not read', 'maintenance cursor not saved']);
     } finally {
       errors.mockRestore();
+    }
+  });
+
+  it("the category re-keying of a large catalog, which reads until it is told to stop, takes no more than its share of the pass: the next tenant's work is done", async () => {
+    const NOW = 1_800_000_000;
+    let clock = 0;
+    const now = vi.spyOn(performance, 'now').mockImplementation(() => clock);
+    try {
+      const folded: string[] = [];
+      const steps: string[] = [];
+      const deps = idleTenants({
+        searchLog: {
+          fold: async (tenant) => {
+            folded.push(tenant);
+            return { searches: 0, queries: 0, foldedTo: undefined };
+          },
+        },
+      });
+      // Each tenant's catalog is large: its step reads pages until its `until`.
+      Object.assign(deps.stores.items, {
+        indexCategoriesInNfc: async (tenant: string, _now: number, _rows: number, until = Number.POSITIVE_INFINITY) => {
+          steps.push(tenant);
+          clock = Math.max(clock + 1, until);
+          return { rekeyed: 1, done: false };
+        },
+      });
+      const pass = await maintenancePass(deps, NOW);
+      // a's step stops at the re-keying's share; b's own work (its fold) is done in the same pass.
+      expect({ steps, folded, deferred: pass.deferred }).toEqual({ steps: ['a'], folded: ['a', 'b'], deferred: [] });
+      expect(clock).toBeLessThan(PASS_BUDGET_MS);
+    } finally {
+      now.mockRestore();
     }
   });
 
