@@ -49,9 +49,10 @@ export const CATEGORY_REKEY_ROWS = 5_000;
 
 /**
  * The time a pass gives the category re-keying, shared by every tenant as the search fold's is: a
- * step over a large catalog (5,000 items of a dozen or so a Query page) takes seconds, and steps of
- * a few such tenants took the pass's whole budget, deferring every later tenant's own work (its
- * embeddings, due runs, erasure sweeps) to later passes for as long as the re-keying lasted.
+ * step over a large catalog (5,000 items of a dozen or so a Query page) takes seconds, and until
+ * 2026-12-08 (a review of 6906cb7e) the steps of a few such tenants could take the pass's whole
+ * budget, deferring every later tenant's own work (its embeddings, due runs, erasure sweeps) to
+ * later passes for as long as the re-keying lasted.
  */
 export const REKEY_PASS_BUDGET_MS = 10_000;
 
