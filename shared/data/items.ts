@@ -624,7 +624,7 @@ export function dynamoItemStore(t: TableRef): ItemStore {
       let read = 0;
       let ended = false;
       while (!ended && read < maxRows) {
-        // Past `until` (the pass's budget), no further page: large items (a long description, metadata
+        // Past `until` (the maintenance pass's time for it), no further page: large items (a long description, metadata
         // and a vector: up to some 80 KB) fill a Query's 1 MB with a dozen or so, and 5,000 of them
         // take hundreds of Queries, which could outlive the pass's 60 s.
         if (read > 0 && performance.now() >= until) break;

@@ -163,7 +163,7 @@ export interface ItemStore {
    * A step of the re-keying of the tenant's category index into NFC (for the item listing's
    * `category`: rows written before 2026-12-08 are keyed as sent), reading up to `maxRows` items
    * from where the last step stopped, as of `now` (seconds); past `until` (a `performance.now()`
-   * time: the maintenance pass's budget) no further page, the next step going on. Answers how many
+   * time: what the maintenance pass gives it) no further page, the next step going on. Answers how many
    * it re-keyed, and whether the re-keying is done (then a step reads one row, and none once the
    * store has seen it done).
    */
