@@ -87,8 +87,8 @@ const categoryKey = (category: string): string => keyOf(nfc(category));
 const HASHED = '#sha256:';
 /** A spelling's key: as it is up to 256 characters, longer ones by their SHA-256. */
 const keyOf = (spelling: string): string => (spelling.length <= 256 ? spelling : `${HASHED}${createHash('sha256').update(spelling).digest('hex')}`);
-/** A key that may be a long category's digest, or the very text of a category (`ownRows`). */
-const DIGEST_KEY = /^#sha256:[0-9a-f]{64}$/;
+/** Whether a key may be a long category's digest, or the very text of a category (`ownRows`). */
+const isDigestKey = (key: string): boolean => key.length === HASHED.length + 64 && key.startsWith(HASHED) && /^[0-9a-f]+$/.test(key.slice(HASHED.length));
 
 /**
  * The partitions a listing's `category` reads, each with the filter that keeps its own rows: its
@@ -115,7 +115,7 @@ function categoryReads(category: string): { key: string; own: Condition | undefi
  * text's partition keeps only those (`literal`). Any other key is one category's alone.
  */
 function ownRows(key: string, literal: boolean): Condition | undefined {
-  if (!DIGEST_KEY.test(key)) return undefined;
+  if (!isDigestKey(key)) return undefined;
   return (x) => `${x.path('metadata.category')} ${literal ? '=' : '<>'} ${x.value(key)}`;
 }
 
