@@ -66,18 +66,26 @@ describe("the container's cache of verified tokens", () => {
   });
 });
 
+/**
+ * A token of a made-up kid, refused (401) on its first try: the JWKS fetched for it (holding the
+ * signing key alone) lacked its kid, and the penalty box armed; a millisecond later.
+ */
+async function refusedOnce() {
+  vi.useFakeTimers({ toFake: ['Date', 'setTimeout', 'clearTimeout'] });
+  const published = { ...createPublicKey(key.key).export({ format: 'jwk' }), kid: key.kid, alg: 'RS256', use: 'sig' };
+  const fetched = vi.spyOn(SimpleFetcher.prototype, 'fetch').mockImplementation(async () => new TextEncoder().encode(JSON.stringify({ keys: [published] })).buffer);
+  const claims = { issuer, clientId: 'c', scope: 'recsearch/read', lifetimeSeconds: 600 };
+  const retryOf = async (token: string) => jwt.keysRetryAfter(await jwt.verifyAccessToken(token).catch((e: unknown) => e));
+  const forged = signAccessToken({ kid: 'made-up', key: key.key }, claims);
+  expect(await retryOf(forged)).toBeUndefined();
+  expect(fetched).toHaveBeenCalledTimes(1);
+  vi.advanceTimersByTime(1);
+  return { fetched, claims, retryOf, forged };
+}
+
 describe('kids remembered as first asked for, past the bound', () => {
   it('the least recently asked for is let go, not every one: a made-up kid a fetched JWKS lacked stays refused (401) while other unknown kids flood in', async () => {
-    vi.useFakeTimers({ toFake: ['Date', 'setTimeout', 'clearTimeout'] });
-    const published = { ...createPublicKey(key.key).export({ format: 'jwk' }), kid: key.kid, alg: 'RS256', use: 'sig' };
-    const fetched = vi.spyOn(SimpleFetcher.prototype, 'fetch').mockImplementation(async () => new TextEncoder().encode(JSON.stringify({ keys: [published] })).buffer);
-    const claims = { issuer, clientId: 'c', scope: 'recsearch/read', lifetimeSeconds: 600 };
-    const retryOf = async (token: string) => jwt.keysRetryAfter(await jwt.verifyAccessToken(token).catch((e: unknown) => e));
-    const forged = signAccessToken({ kid: 'made-up', key: key.key }, claims);
-    // Its first try fetches the JWKS, which lacks its kid: refused, and the penalty box arms.
-    expect(await retryOf(forged)).toBeUndefined();
-    expect(fetched).toHaveBeenCalledTimes(1);
-    vi.advanceTimersByTime(1);
+    const { fetched, claims, retryOf, forged } = await refusedOnce();
     // As many other made-up kids as are remembered, within the box's wait (told to retry), the forged token again after each.
     let toldToRetry = 0;
     for (let k = 0; k < jwt.MAX_ASKED_KIDS; k++) {
@@ -92,15 +100,7 @@ describe('kids remembered as first asked for, past the bound', () => {
 
 describe('a kid remembered as first asked for, while other made-up kids arrive at once', () => {
   it('a made-up kid a fetched JWKS lacked is refused (401), not told to retry, though as many other kids are asked for while it is checked', async () => {
-    vi.useFakeTimers({ toFake: ['Date', 'setTimeout', 'clearTimeout'] });
-    const published = { ...createPublicKey(key.key).export({ format: 'jwk' }), kid: key.kid, alg: 'RS256', use: 'sig' };
-    const fetched = vi.spyOn(SimpleFetcher.prototype, 'fetch').mockImplementation(async () => new TextEncoder().encode(JSON.stringify({ keys: [published] })).buffer);
-    const claims = { issuer, clientId: 'c', scope: 'recsearch/read', lifetimeSeconds: 600 };
-    const retryOf = async (token: string) => jwt.keysRetryAfter(await jwt.verifyAccessToken(token).catch((e: unknown) => e));
-    const forged = signAccessToken({ kid: 'made-up', key: key.key }, claims);
-    // Its first try fetches the JWKS, which lacks its kid: refused, and the penalty box arms.
-    expect(await retryOf(forged)).toBeUndefined();
-    vi.advanceTimersByTime(1);
+    const { fetched, claims, retryOf, forged } = await refusedOnce();
     // Tried again at once with as many other made-up kids (told to retry: within the box's wait).
     const flood = Array.from({ length: jwt.MAX_ASKED_KIDS }, (_, k) => signAccessToken({ kid: `flood-${k}`, key: key.key }, claims));
     const [again, ...others] = await Promise.all([retryOf(forged), ...flood.map(retryOf)]);
