@@ -84,9 +84,13 @@ export const trainingTask = {
  * DescribeTasks: lib/training-task.ts grants that), fold searches into the analytics counters
  * (GetItem and UpdateItem how far, Query of gsi1, UpdateItem of the counters), sweep ended
  * erasures (Query their rows and the user's events on gsi1, forget the answers stored under the
- * events' keys and delete the events and the sweep's row: DeleteItem), and finish erasures cut off
+ * events' keys and delete the events and the sweep's row: DeleteItem), finish erasures cut off
  * before they ended (what DELETE /api/users/{user_id} does: its marker put, the stored versions'
- * artifacts read and written again without the user).
+ * artifacts read and written again without the user), find those cut off before 2026-12-07
+ * (`adoptRowlessErasures`: GetItem and PutItem of the scan's row, Query of a page of markers,
+ * BatchGetItem of the running ones' sweep rows, PutItem of a row for each that has none), and
+ * re-key the category index into NFC (`indexCategoriesInNfc`: GetItem and PutItem of the
+ * `ITEMCAT#NFC` row, Query of the items, UpdateItem of an item's gsi1 key).
  */
 export const schedules = [
   {
@@ -94,7 +98,8 @@ export const schedules = [
     everyMinutes: 1,
     timeoutSeconds: 60,
     access: {
-      // BatchGetItem: the training runs waiting or running, read again 100 to a read (the sweep of runs).
+      // BatchGetItem: the training runs waiting or running, read again 100 to a read (the sweep of runs);
+      // the sweep rows of a page's running erasure markers (`adoptRowlessErasures`, ConsoleStore.erasureSweepsOf).
       table: ['GetItem', 'BatchGetItem', 'Query', 'UpdateItem', 'PutItem', 'BatchWriteItem', 'DeleteItem'],
       // gsi1: tenants, searches to fold, an erased user's events; gsi3: embeddings waiting; gsi4: the changes since a build, counted for a rebuild.
       indexes: ['gsi1', 'gsi2', 'gsi3', 'gsi4'],
