@@ -255,7 +255,11 @@ export function dynamoItemStore(t: TableRef): ItemStore {
     }
   }
 
-  /** Tenants whose category index is keyed in NFC throughout (`indexCategoriesInNfc` done), as seen here. */
+  /**
+   * Tenants whose category index is keyed in NFC throughout (`indexCategoriesInNfc` done), as seen here.
+   * Bound: the tenants, one each (a Set, not an `Lru`: the maintenance pass visits every tenant in
+   * turn, and a bound below their number would let each go before its next visit; docs/architecture.md).
+   */
   const keyedInNfc = new Set<string>();
   const rekeyDone = async (tenant: string) => (await getRow(t, CategoryRekey.key({ tenant })))?.done === true;
 

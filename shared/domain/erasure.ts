@@ -298,7 +298,8 @@ export async function adoptRowlessErasures(c: ConsoleStore, tenant: string, now:
  * Cache: per console store (a container has one), the tenants whose scan (`adoptRowlessErasures`)
  * this container has seen over: never begun again, so not read again. Until 2026-12-08 every pass
  * read each tenant's scan row, one GetItem a tenant a minute for good, to learn it was over. Bound:
- * the tenant ids, one each.
+ * the tenant ids, one each (a Set, not an `Lru`: the pass visits every tenant in turn, and a bound
+ * below their number would let each go before its next visit; docs/architecture.md).
  */
 const scansOver = new WeakMap<ConsoleStore, Set<string>>();
 
