@@ -11,7 +11,7 @@ import type { BlobStore } from '../../shared/blob.ts';
  * The maintenance pass over two tenants, `a` first, whose reads of `failing` kind fail (a
  * throttled Query): what the pass still did for tenant `b`.
  */
-async function passWith(failing: 'items' | 'segments' | 'templates' | 'runs' | 'fold' | 'rekey') {
+async function passWith(failing: 'items' | 'segments' | 'templates' | 'runs' | 'fold' | 'rekey' | 'markers') {
   const boom = () => Promise.reject(new Error(`tenant a: ${failing} read throttled`));
   const folded: string[] = [];
   const segmentsRead: string[] = [];
@@ -57,8 +57,9 @@ async function passWith(failing: 'items' | 'segments' | 'templates' | 'runs' | '
           : [],
       // The user's marker as the sweep reads it: ended with the sweep's erasure (nothing cut back).
       erasedUser: async () => ({ completed_at: 1_799_999_940 }),
-      // The scan for erasures cut off without a sweep row is over (adoptRowlessErasures).
-      erasureMarkerScan: async () => ({ first_began: 0, done: true }),
+      // The scan for erasures cut off without a sweep row is over (adoptRowlessErasures); with
+      // 'markers', its read fails for both tenants (b has the due sweep).
+      erasureMarkerScan: async () => (failing === 'markers' ? boom() : { first_began: 0, done: true }),
       removeErasureSweep: async (tenant: string, sweep: { user_id: string }) => void sweepsDone.push(`${tenant}/${sweep.user_id}`),
     },
   } as unknown as Stores;
@@ -144,6 +145,18 @@ describe("the maintenance pass: one tenant's failure leaves the others' work alo
     ]);
     expect(p.errors).toEqual(['category index re-keying failed']);
     expect(p.folded).toEqual(['a', 'b']);
+  });
+
+  it('a tenant whose erasure marker scan fails still has its erasures swept, its segment sizes and its re-keying, as the tenants after it', async () => {
+    // Review of the merge (2026-12-08): the scan, a step of its own before the sweeps, had no test
+    // of its failure; in the sweeps' try, a throttled read of its row left the tenant's due sweeps
+    // for later, every pass it failed, and no test failed.
+    const p = await passWith('markers');
+    expect(p.errors).toEqual(['erasure marker scan failed', 'erasure marker scan failed']);
+    expect(p.sweepsDone).toEqual(['b/gone']);
+    expect(p.result.swept).toBe(2);
+    expect(p.segmentsRead).toEqual(['a', 'b']);
+    expect(p.rekeyed.map(([tenant]) => tenant)).toEqual(['a', 'b']);
   });
 });
 
