@@ -6,6 +6,7 @@ import { sleep } from '../retry.ts';
 import { eachAtMost } from '../concurrency.ts';
 import { outsideDeadline } from '../deadline.ts';
 import { Conflict } from '../domain/errors.ts';
+import { OLD_CODE_SETTLE_SECONDS } from '../domain/deploys.ts';
 import { nfc } from '../domain/nfc.ts';
 import type { ChangeKey, IdPlan, ItemChanges, ItemListQuery, ItemPatch, ItemRecord, ItemStore, ItemWithVector, JsonObject, NewItem, Page } from '../domain/types.ts';
 import type { TableRef } from './client.ts';
@@ -124,12 +125,6 @@ const categoryOf = (metadata: unknown): string | undefined => {
   return typeof c === 'string' && c.length > 0 ? categoryKey(c) : undefined;
 };
 
-/**
- * How long after a tenant's re-keying started (`indexCategoriesInNfc`) a write of the code before
- * it may still land, keying a category as sent: the longest a Lambda function runs (15 min). The
- * ids a scan looked at before then are looked at again by a scan that starts after it.
- */
-export const REKEY_SETTLE_SECONDS = 900;
 /** Rows a re-keying step reads a page (`indexCategoriesInNfc`). */
 const REKEY_PAGE = 1000;
 
@@ -611,7 +606,9 @@ export function dynamoItemStore(t: TableRef): ItemStore {
         ? { since: Number(stored.since), from: Number(stored.from), after: Number(stored.after ?? 0), upTo: num(stored.up_to), recheck: num(stored.recheck) }
         : { since: now, from: now, after: 0, upTo: undefined, recheck: undefined };
       if (now < s.from) return { rekeyed: 0, done: false };
-      const settled = s.since + REKEY_SETTLE_SECONDS;
+      // A write of the code before may still land, keying a category as sent, until OLD_CODE_SETTLE_SECONDS
+      // after the re-keying started: the ids a scan looked at before then are looked at again after it.
+      const settled = s.since + OLD_CODE_SETTLE_SECONDS;
       // The ids looked at so far may have been written as sent since, by the code before: looked at again.
       if (s.from < settled && now >= settled && s.recheck === undefined) s.recheck = s.after;
       const save = (state: RekeyState, done = false) =>

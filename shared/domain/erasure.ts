@@ -3,6 +3,7 @@ import type { BlobStore } from '../blob.ts';
 import { nowMs, nowSeconds } from '../clock.ts';
 import { eachAtMost } from '../concurrency.ts';
 import type { ExposureStore } from '../control/exposures.ts';
+import { OLD_CODE_SETTLE_SECONDS } from './deploys.ts';
 import { eraseFromModels } from '../recs/erase-from-models.ts';
 import { ERASURE_SWEEP_DELAY_SECONDS, sweepBound, sweepMembersThrough, type ConsoleStore, type ErasedUser, type ErasureMarkerScan, type ErasureSweep } from './console-records.ts';
 import type { IdempotencyStore } from './idempotency.ts';
@@ -251,9 +252,10 @@ export const MARKERS_SCANNED_PER_PASS = 100;
  * The maintenance pass calls it before the sweeps, for each tenant: it reads a page of the tenant's
  * markers (MARKERS_SCANNED_PER_PASS, in key order, one Query, from where the last pass stopped:
  * `ErasureMarkerScan`) and the rows of the running ones among them (by their keys), never the whole
- * partition in a pass. Rounds go on until one that began ERASURE_FINISHED_BY_SECONDS after the
- * first has read every marker (an erasure begun by the older code while the first round ran is
- * found by then); then the scan is over, and the pass reads nothing more for it (a container that
+ * partition in a pass. Rounds go on until one that began OLD_CODE_SETTLE_SECONDS (15 min) after
+ * the first has read every marker (an erasure begun by the older code while the first rounds ran,
+ * the older code still running for as long, is found by then; until the review of the merge the
+ * wait was ERASURE_FINISHED_BY_SECONDS, 5 min, shorter than the re-keying's for the same old code); then the scan is over, and the pass reads nothing more for it (a container that
  * has seen it over, not even its row: `scansOver`). Markers stored by today's erasures need none of
  * it (each stores its row first), so the rows it stores are only those of the older code's. Returns
  * the rows stored.
@@ -288,7 +290,7 @@ export async function adoptRowlessErasures(c: ConsoleStore, tenant: string, now:
   const next: ErasureMarkerScan =
     page.next !== undefined
       ? { after: page.next, round_began: roundBegan, first_began: firstBegan }
-      : { first_began: firstBegan, ...(roundBegan >= firstBegan + ERASURE_FINISHED_BY_SECONDS ? { done: true } : {}) };
+      : { first_began: firstBegan, ...(roundBegan >= firstBegan + OLD_CODE_SETTLE_SECONDS ? { done: true } : {}) };
   await c.putErasureMarkerScan(tenant, next);
   if (next.done) over.add(tenant);
   return stored;

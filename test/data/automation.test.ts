@@ -14,6 +14,7 @@ import { createTemplate, firstRunAt, getTemplate, updateTemplate, type Template 
 import { trainingRunResource, type TrainingRun } from '../../shared/domain/training-runs.ts';
 import type { Endpoint } from '../../shared/domain/endpoints.ts';
 import type { ConsoleStore } from '../../shared/domain/console-records.ts';
+import { OLD_CODE_SETTLE_SECONDS } from '../../shared/domain/deploys.ts';
 import { adoptRowlessErasures, ERASURE_FINISHED_BY_SECONDS, ERASURE_SWEEP_DELAY_SECONDS, eraseUser, sweepErasures } from '../../shared/domain/erasure.ts';
 import { allocateIds } from '../../shared/data/counters.ts';
 import { ingestEvents } from '../../shared/domain/events.ts';
@@ -1421,9 +1422,9 @@ describe('erasure', () => {
     // Its own row (the finish's second look) is swept a minute on, and no row is left.
     await pass(nowSeconds() + ERASURE_SWEEP_DELAY_SECONDS + 1);
     expect(await c.erasureSweeps(T)).toEqual([]);
-    // Rounds go on until one begun ERASURE_FINISHED_BY_SECONDS after the first has read every marker; then the scan is over.
+    // Rounds go on until one begun OLD_CODE_SETTLE_SECONDS after the first has read every marker; then the scan is over.
     for (let at = now; !(await c.erasureMarkerScan(T))?.done; at += 60) {
-      expect(at).toBeLessThan(now + 2 * ERASURE_FINISHED_BY_SECONDS);
+      expect(at).toBeLessThan(now + OLD_CODE_SETTLE_SECONDS + 5 * 60);
       await adoptRowlessErasures(c, T, at, 1);
     }
     const reads: string[] = [];
@@ -1453,7 +1454,7 @@ describe('erasure', () => {
     expect((await c.erasedUser(T, 'young'))?.completed_at).not.toBeNull();
   });
 
-  it('the marker scan is over only once a round begun ERASURE_FINISHED_BY_SECONDS after the first has read every marker, not with the first round', async () => {
+  it('the marker scan is over only once a round begun OLD_CODE_SETTLE_SECONDS after the first has read every marker, not with the first round', async () => {
     // A review (2026-12-08): nothing showed the scan going on past its first round (an erasure of the
     // older code whose marker landed behind the first round's cursor is found by a later round).
     const { console: c } = db.stores;
@@ -1465,18 +1466,18 @@ describe('erasure', () => {
     expect(await c.erasureMarkerScan(T)).toEqual({ first_began: t0 });
     // Behind the first round's cursor: an erasure of the older code cut off (running, no row).
     await c.putErasure(T, { user_id: 'm2', requested_at: t0 - 30, completed_at: null, models_checked_through: 0 });
-    // Rounds go on, a page a minute, until one begins ERASURE_FINISHED_BY_SECONDS after the first; that one finds m2 if none before did.
+    // Rounds go on, a page a minute, until one begins OLD_CODE_SETTLE_SECONDS after the first; that one finds m2 if none before did.
     let found = 0;
     let at = t0;
     while (!(await c.erasureMarkerScan(T))?.done) {
       at += 60;
-      expect(at).toBeLessThan(t0 + 3 * ERASURE_FINISHED_BY_SECONDS);
+      expect(at).toBeLessThan(t0 + OLD_CODE_SETTLE_SECONDS + 10 * 60);
       found += await adoptRowlessErasures(c, T, at, 1);
     }
     expect(found).toBe(1);
     expect((await c.erasureSweeps(T)).map((s) => s.user_id)).toEqual(['m2']);
-    // Over no sooner than a round begun 5 minutes after the first has ended: 4 pages (m1, m2, m3, the end).
-    expect(at).toBeGreaterThanOrEqual(t0 + ERASURE_FINISHED_BY_SECONDS + 3 * 60);
+    // Over no sooner than a round begun 15 minutes (the old code's time) after the first has ended: 4 pages (m1, m2, m3, the end).
+    expect(at).toBeGreaterThanOrEqual(t0 + OLD_CODE_SETTLE_SECONDS + 3 * 60);
   });
 
   it("rows waiting for their erasure's marker leave the time to a sweep with many events left before them: that one, the last a sweep acts on, gets all the time left", async () => {

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CategoryRekey, Counter, Item } from '../../shared/data/entities.ts';
-import { dynamoItemStore, REKEY_SETTLE_SECONDS } from '../../shared/data/items.ts';
+import { dynamoItemStore } from '../../shared/data/items.ts';
+import { OLD_CODE_SETTLE_SECONDS } from '../../shared/domain/deploys.ts';
 import { getRow, putAll, update } from '../../shared/data/ops.ts';
 import { listItems } from '../../shared/domain/items.ts';
 import { listItemsQuery } from '../../shared/schemas/items.ts';
@@ -149,7 +150,7 @@ describe('GET /v1/items?category= compares categories in NFC', () => {
     expect(await ids(T, composed)).toEqual(made.slice(1).map((m) => m.id));
     // Not done until a scan that started once such writes surely stopped has looked again.
     expect(await s.indexCategoriesInNfc(T, now + 180, 2)).toEqual({ rekeyed: 0, done: false });
-    const settled = now + REKEY_SETTLE_SECONDS;
+    const settled = now + OLD_CODE_SETTLE_SECONDS;
     let rekeyed = 0;
     let done = false;
     for (let step = 0; step < 5 && !done; step++) ({ rekeyed, done } = await s.indexCategoriesInNfc(T, settled + step * 60, 2).then((r) => ({ rekeyed: rekeyed + r.rekeyed, done: r.done })));
@@ -179,8 +180,8 @@ describe('GET /v1/items?category= compares categories in NFC', () => {
     expect(keysRead).toEqual([byCategory.pk({ tenant: T, category: DECOMPOSED }), byCategory.pk({ tenant: T, category: COMPOSED })]);
     // Re-keyed by the maintenance pass's store, not this one: the listing finds it done itself.
     const pass = db.stores.items;
-    for (let step = 0; step < 5; step++) await pass.indexCategoriesInNfc(T, 100 + step * REKEY_SETTLE_SECONDS, 100);
-    expect(await pass.indexCategoriesInNfc(T, 100 + 5 * REKEY_SETTLE_SECONDS, 100)).toEqual({ rekeyed: 0, done: true });
+    for (let step = 0; step < 5; step++) await pass.indexCategoriesInNfc(T, 100 + step * OLD_CODE_SETTLE_SECONDS, 100);
+    expect(await pass.indexCategoriesInNfc(T, 100 + 5 * OLD_CODE_SETTLE_SECONDS, 100)).toEqual({ rekeyed: 0, done: true });
     // The listing that finds it done still reads the old key; the next ones do not.
     expect(await listed()).toEqual([made?.id]);
     keysRead.length = 0;
@@ -214,11 +215,11 @@ describe('GET /v1/items?category= compares categories in NFC', () => {
       }),
     );
     let done = false;
-    for (let step = 0; step < 5 && !done; step++) ({ done } = await s.indexCategoriesInNfc(T, 100 + step * REKEY_SETTLE_SECONDS, 100));
+    for (let step = 0; step < 5 && !done; step++) ({ done } = await s.indexCategoriesInNfc(T, 100 + step * OLD_CODE_SETTLE_SECONDS, 100));
     expect(done).toBe(true);
     // Each pass steps every tenant, every minute, for good: a done tenant's step costs no read.
     marksRead = 0;
-    for (let pass = 1; pass <= 3; pass++) expect(await s.indexCategoriesInNfc(T, 100 + 6 * REKEY_SETTLE_SECONDS + pass * 60, 100)).toEqual({ rekeyed: 0, done: true });
+    for (let pass = 1; pass <= 3; pass++) expect(await s.indexCategoriesInNfc(T, 100 + 6 * OLD_CODE_SETTLE_SECONDS + pass * 60, 100)).toEqual({ rekeyed: 0, done: true });
     expect(marksRead).toBe(0);
   });
 
@@ -286,7 +287,7 @@ describe('GET /v1/items?category= compares categories in NFC', () => {
     await s.indexCategoriesInNfc(T, now + 60, 2);
     // Written as sent behind the scan (id 1) and ahead of it (id 5: its first look is still to come).
     await keyAsSent(T, made[0]?.id as number, DECOMPOSED);
-    const settled = now + REKEY_SETTLE_SECONDS;
+    const settled = now + OLD_CODE_SETTLE_SECONDS;
     // Past the settle time the scan ends (id 5), then looks again at ids 1 to 4 only, and is done.
     expect(await s.indexCategoriesInNfc(T, settled, 2)).toEqual({ rekeyed: 1, done: false });
     expect(await s.indexCategoriesInNfc(T, settled + 60, 2)).toEqual({ rekeyed: 1, done: false });

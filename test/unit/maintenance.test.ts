@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it, vi } from 'vitest';
 import type { Stores } from '../../shared/data/index.ts';
+import { OLD_CODE_SETTLE_SECONDS } from '../../shared/domain/deploys.ts';
 import { ERASURE_FINISHED_BY_SECONDS, ERASURE_SWEEP_DELAY_SECONDS, userRef } from '../../shared/domain/erasure.ts';
 import { CATEGORY_REKEY_ROWS, maintenancePass, PASS_BUDGET_MS, REKEY_PASS_BUDGET_MS, type MaintenanceDeps } from '../../shared/maintenance.ts';
 import { logger } from '../../shared/observability.ts';
@@ -350,10 +351,10 @@ describe('the maintenance pass: segment size estimates and search folds across t
     const deps = idleTenants({
       tenants: ['a', 'b'],
       console: {
-        // a: over; b: its last round, begun ERASURE_FINISHED_BY_SECONDS after the first, ends with this page.
+        // a: over; b: its last round, begun OLD_CODE_SETTLE_SECONDS after the first, ends with this page.
         erasureMarkerScan: async (tenant: string) => {
           reads.push(tenant);
-          return tenant === 'a' ? { first_began: 0, done: true } : { after: 'u', round_began: NOW - ERASURE_FINISHED_BY_SECONDS, first_began: NOW - 2 * ERASURE_FINISHED_BY_SECONDS };
+          return tenant === 'a' ? { first_began: 0, done: true } : { after: 'u', round_began: NOW - OLD_CODE_SETTLE_SECONDS, first_began: NOW - 2 * OLD_CODE_SETTLE_SECONDS };
         },
         erasureMarkersPage: async () => ({ markers: [], next: undefined }),
         putErasureMarkerScan: async (_t: string, scan: unknown) => void writes.push(scan),
@@ -361,7 +362,7 @@ describe('the maintenance pass: segment size estimates and search folds across t
     });
     await maintenancePass(deps, NOW);
     expect(reads.sort()).toEqual(['a', 'b']);
-    expect(writes).toEqual([{ first_began: NOW - 2 * ERASURE_FINISHED_BY_SECONDS, done: true }]);
+    expect(writes).toEqual([{ first_began: NOW - 2 * OLD_CODE_SETTLE_SECONDS, done: true }]);
     await maintenancePass(deps, NOW + 60);
     await maintenancePass(deps, NOW + 120);
     expect(reads.sort()).toEqual(['a', 'b']);
