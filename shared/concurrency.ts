@@ -64,3 +64,26 @@ export async function runInTurns<T>(steps: Generator<void, T, void>): Promise<T>
     await nextTurn();
   }
 }
+
+/**
+ * Calls in flight by key: a call for a key whose call is still running shares it (gets its
+ * promise), else starts one; the key is let go once its call settles, so a later call starts anew.
+ * Bound: one entry per key with a call running.
+ */
+export class SharedCalls<K, V> {
+  readonly #running = new Map<K, Promise<V>>();
+
+  run(key: K, call: () => Promise<V>): Promise<V> {
+    const running = this.#running.get(key);
+    if (running) return running;
+    const p = call();
+    this.#running.set(key, p);
+    // Let go on either outcome, on a chain of its own: a failure is the callers' to handle (a
+    // `finally` here would make a second promise failing with it that nobody awaits).
+    const forget = () => {
+      if (this.#running.get(key) === p) this.#running.delete(key);
+    };
+    p.then(forget, forget);
+    return p;
+  }
+}

@@ -5,6 +5,7 @@ import type { Endpoint } from '../domain/endpoints.ts';
 import type { EventType } from '../domain/event-types.ts';
 import type { ModelVersion } from '../domain/model-versions.ts';
 import type { EventStore } from '../domain/types.ts';
+import { SharedCalls } from '../concurrency.ts';
 import { config } from '../config.ts';
 import { freshReads } from '../fresh-read.ts';
 import { Lru } from '../lru.ts';
@@ -27,7 +28,7 @@ export const MODELS_KEPT = 21;
 /** The estimated memory of the models in `models`. */
 let modelBytes = 0;
 /** A model being loaded (`readModel`), per tenant and version: requests asking for it meanwhile share it. Bound: one per model loading, removed once settled. */
-const loadingModels = new Map<string, Promise<{ model: ServedModel; bytes: number } | undefined>>();
+const loadingModels = new SharedCalls<string, { model: ServedModel; bytes: number } | undefined>();
 
 export const MODEL_SETTINGS = {
   /**
@@ -50,12 +51,7 @@ export async function loadModel(console: ConsoleStore, blobs: BlobStore, tenant:
   } else {
     // Requests that ask for it while it loads share that load: it is made in turns, other
     // requests served meanwhile, and each of those that asked for it made a copy of its own.
-    let p = loadingModels.get(key);
-    if (!p) {
-      p = readModel(console, blobs, tenant, version).finally(() => loadingModels.delete(key));
-      loadingModels.set(key, p);
-    }
-    const loaded = await p;
+    const loaded = await loadingModels.run(key, () => readModel(console, blobs, tenant, version));
     if (!loaded) return undefined;
     // Kept already by a request that shared this load (the first to go on keeps it).
     m = models.get(key);

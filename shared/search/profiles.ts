@@ -10,6 +10,7 @@ import type { SearchDeps } from './views.ts';
 import { catalogItemId } from '../domain/item-ids.ts';
 import { vectorSavedMs } from './types.ts';
 import { Lru } from '../lru.ts';
+import { SharedCalls } from '../concurrency.ts';
 
 /** How many of the user's latest events make their taste. */
 export const PROFILE_EVENTS = 50;
@@ -22,6 +23,8 @@ export const PROFILE_EVENTS = 50;
  */
 export const QUERY_VECTORS_KEPT = 1001;
 const queryVectors = new Lru<string, Float32Array>(QUERY_VECTORS_KEPT);
+/** A query's embedding under way: searches of that query meanwhile share it (until 2026-12-08 each called the provider). */
+const embedding = new SharedCalls<string, Float32Array | undefined>();
 
 /** The query's vector (null for an empty query). */
 export async function queryVector(deps: SearchDeps, index: SearchIndex, query: string, delta?: PreparedDelta): Promise<Float32Array | null> {
@@ -35,8 +38,11 @@ export async function queryVector(deps: SearchDeps, index: SearchIndex, query: s
   }
   const cached = queryVectors.get(query);
   if (cached) return cached;
-  const [v] = await deps.embedder.embed([query]);
-  if (v) queryVectors.set(query, v);
+  const v = await embedding.run(query, async () => {
+    const [vector] = await deps.embedder.embed([query]);
+    if (vector) queryVectors.set(query, vector);
+    return vector;
+  });
   return v ?? null;
 }
 

@@ -5,7 +5,7 @@
  * builds cursors were ranked on, while their pages are asked for.
  */
 import { nowMs } from '../clock.ts';
-import { nextTurn, settledWithin } from '../concurrency.ts';
+import { nextTurn, SharedCalls, settledWithin } from '../concurrency.ts';
 import type { EventStore, ItemChanges, ItemStore, ItemWithVector } from '../domain/types.ts';
 import { FreshRead } from '../fresh-read.ts';
 import { Lru } from '../lru.ts';
@@ -51,7 +51,7 @@ interface TenantState {
  */
 const states = new Map<string, TenantState>();
 /** A pointer check (and index load) in flight per tenant: concurrent requests share it. Bound: one per tenant, removed when settled. */
-const loading = new Map<string, Promise<TenantState>>();
+const loading = new SharedCalls<string, TenantState>();
 /**
  * Per tenant, the older builds that cursors still page through (at most PINNED_PER_TENANT, the
  * least recently used let go first), loaded when a later page asks for one and kept while pages
@@ -280,8 +280,7 @@ export async function currentIndex(deps: SearchDeps, tenant: string): Promise<Se
 async function currentState(deps: SearchDeps, tenant: string, wait = false): Promise<TenantState> {
   const st = states.get(tenant);
   if (st && nowMs() - st.pointerCheckedAt <= SEARCH_SETTINGS.pointerCheckMs) return st;
-  let p = loading.get(tenant);
-  if (!p) {
+  const p = loading.run(tenant, () => {
     const looking = (async () => {
       const index = await loadIndex(deps, tenant, st?.index);
       const checkedAt = nowMs();
@@ -292,15 +291,14 @@ async function currentState(deps: SearchDeps, tenant: string, wait = false): Pro
       const fresh = newState(deps, tenant, index, checkedAt);
       states.set(tenant, fresh);
       return fresh;
-    })().finally(() => loading.delete(tenant));
+    })();
     if (st)
       looking.catch((e: unknown) => {
         st.pointerCheckedAt = nowMs();
         logger.warn('could not look for a newer index build; serving the one loaded', { tenant, builtAt: st.index.builtAt, error: String(e) });
       });
-    loading.set(tenant, looking);
-    p = looking;
-  }
+    return looking;
+  });
   return st && !wait ? st : p;
 }
 

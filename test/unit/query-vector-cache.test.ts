@@ -32,4 +32,23 @@ describe("a remote embedding provider's query vectors, cached", () => {
     await queryVector(deps, index, 'rare 0');
     expect([embedded(`rare ${QUERY_VECTORS_KEPT - 1}`), embedded('rare 0')]).toEqual([1, 2]);
   });
+
+  it('searches of one query while its embedding is under way share that call to the provider', async () => {
+    let calls = 0;
+    const embedder: EmbeddingProvider = {
+      name: 'remote-stand-in',
+      dimensions: 4,
+      embed: async (texts) => {
+        calls++;
+        await new Promise((r) => setTimeout(r, 10));
+        return texts.map(() => Float32Array.of(0, 1, 0, 0));
+      },
+    };
+    const deps = { embedder } as SearchDeps;
+    const index = emptyIndex(4);
+    const vectors = await Promise.all(Array.from({ length: 5 }, () => queryVector(deps, index, 'at once')));
+    expect(vectors.every((v) => v?.[1] === 1)).toBe(true);
+    // Until 2026-12-08 each search called the provider.
+    expect(calls).toBe(1);
+  });
 });
