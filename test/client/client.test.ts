@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiError, CoreClient, PlatformClient, type FetchLike, type Item } from '../../packages/client/src/index.ts';
+import { gate } from '../helpers/fixtures.ts';
 import { startTestStack, UUID_RE, type TestStack } from '../helpers/stack.ts';
 
 const TOKEN_LIFETIME_SECONDS = 5;
@@ -89,16 +90,21 @@ describe('tokens', () => {
   });
 
   it("a call's signal also ends its wait for a token (a token endpoint that hangs)", async () => {
+    // The token endpoint hangs until the test opens the gate, after the answers: each call must
+    // end while it is still hanging (not a bound on elapsed time, which a loaded machine overruns).
+    const tokenHangs = gate();
     const hang: FetchLike = async (r) => {
-      if (isToken(r)) await new Promise((done) => setTimeout(done, 8000));
+      if (isToken(r)) await tokenHangs.opened;
       return fetch(r);
     };
     const c = core({ fetch: hang });
-    const started = Date.now();
-    await expect(c.items.listPage({ limit: 1 }, { signal: AbortSignal.timeout(300) })).rejects.toMatchObject({ name: 'TimeoutError' });
-    expect(Date.now() - started).toBeLessThan(2000);
-    // Aborted before the call: no token request is waited for either.
-    await expect(c.items.listPage({ limit: 1 }, { signal: AbortSignal.abort() })).rejects.toMatchObject({ name: 'AbortError' });
+    try {
+      await expect(tokenHangs.notWaitedFor(c.items.listPage({ limit: 1 }, { signal: AbortSignal.timeout(300) }))).rejects.toMatchObject({ name: 'TimeoutError' });
+      // Aborted before the call: no token request is waited for either.
+      await expect(tokenHangs.notWaitedFor(c.items.listPage({ limit: 1 }, { signal: AbortSignal.abort() }))).rejects.toMatchObject({ name: 'AbortError' });
+    } finally {
+      tokenHangs.open();
+    }
   });
 
   it('a failed early refresh fails no call while the token in hand is accepted', async () => {
