@@ -67,11 +67,22 @@ describe('GET /v1/items', () => {
     expect((await listItems(s, T, query({ limit: '10' }), 190)).data.map((r) => r.id)).toEqual(['1', '3', '5']);
     // Filtered, it stops before the tenant's first id still being written, whoever's it is.
     const [cat] = await s.create(T, [{ name: 'shoe', metadata: { category: 'shoes' } }], 300);
-    const held = s.create(T, [{ name: 'later' }], 301, { reserved: () => new Promise((r) => setTimeout(r, 200)) });
-    await new Promise((r) => setTimeout(r, 50));
+    // 'later' has its id reserved (awaited, not a sleep), its row unwritten until the test calls write().
+    let write!: () => void;
+    const written = new Promise<void>((r) => (write = r));
+    let reserved!: () => void;
+    const hasReserved = new Promise<void>((r) => (reserved = r));
+    const held = s.create(T, [{ name: 'later' }], 301, {
+      reserved: () => {
+        reserved();
+        return written;
+      },
+    });
+    await hasReserved;
     const [after4] = await s.create(T, [{ name: 'shoe 2', metadata: { category: 'shoes' } }], 302);
     const shoes = await listItems(s, T, query({ category: 'shoes' }), 303);
     expect(shoes.data.map((r) => r.id)).toEqual([String(cat?.id)]);
+    write();
     await held;
     expect((await listItems(s, T, query({ category: 'shoes' }), 303)).data.map((r) => r.id)).toEqual([String(cat?.id), String(after4?.id)]);
   });
