@@ -63,6 +63,8 @@ const isSetWrite = (c: Call) =>
   (c.kind === 'TransactWriteCommand' && (c.input.TransactItems ?? []).some((i) => String(i.Put?.Item?.pk).endsWith('#SYNONYMS')));
 const isPlaceClaim = (c: Call) => c.kind === 'PutCommand' && String(c.input.Item?.pk).endsWith('#SYNSLOTS');
 const isPlacesRead = (c: Call) => c.kind === 'query' && JSON.stringify(c.input.ExpressionAttributeValues ?? {}).includes('#SYNSLOTS');
+/** The read of a tenant's sets (what a create counts). */
+const isSetsRead = (c: Call) => c.kind === 'query' && JSON.stringify(c.input.ExpressionAttributeValues ?? {}).includes('#SYNONYMS');
 const opened = () => {
   let open!: () => void;
   const p = new Promise<void>((r) => (open = r));
@@ -161,16 +163,28 @@ describe('synonym sets', () => {
     await create(store, T, 2, 3);
     // B counts the sets (2) before A's write lands, and reads the places once A has failed.
     const aDone = opened();
+    const bAtPlaces = opened();
+    const bCounted = opened();
     const b = dynamoSynonymStore(
-      hooked(db.table, async (c) => {
-        if (isPlacesRead(c)) await aDone.p;
-      }),
+      hooked(
+        db.table,
+        async (c) => {
+          if (isPlacesRead(c)) {
+            bAtPlaces.open();
+            await aDone.p;
+          }
+        },
+        (c) => {
+          if (isSetsRead(c)) bCounted.open();
+        },
+      ),
     );
     const B = createSynonymSet(b, T, { synonyms: ['bb', 'cc'] }, 3).then(
       () => 'created',
       (e: Error) => e.message,
     );
-    await new Promise((r) => setTimeout(r, 50));
+    // B's count answered and its places read held: awaited (a 50 ms sleep let a loaded machine start A first).
+    await Promise.all([bAtPlaces.p, bCounted.p]);
     // A's set write lands, then answers an error (a timeout after the write).
     const a = dynamoSynonymStore(
       hooked(
