@@ -92,7 +92,8 @@ describe('the local queue keeps what it acknowledged (its journal)', () => {
     // Item 3 fails on its only receive (dead-lettered); item 2 waits out its retry delay.
     const q = new LocalQueue('embedding', first.handler, opts(file, { deadLetterFile: `${file}.dlq` }));
     q.send([body(1), body(2)]);
-    await new Promise((r) => setTimeout(r, 50));
+    // Both delivered and their outcomes kept (item 2 waiting out its delay): waited for, not slept for.
+    await vi.waitFor(() => expect([first.got.length, q.depth]).toEqual([2, 1]), { timeout: 10_000 });
     const q3 = new LocalQueue('embedding', first.handler, opts(`${file}.other`, { maxReceiveCount: 1 }));
     q3.send([body(3)]);
     await q3.idle();
@@ -113,7 +114,9 @@ describe('the local queue keeps what it acknowledged (its journal)', () => {
       const { got, handler } = recorder(fail);
       const q = new LocalQueue('embedding', handler, opts(file));
       if (run === 1) q.send([body(9)]);
-      await new Promise((r) => setTimeout(r, 30));
+      // Received once this run (its receive is on disk before the handler runs); the last run's
+      // dead-lettering done (nothing left): waited for, not slept for.
+      await vi.waitFor(() => expect([got.length, run < 3 || q.depth === 0]).toEqual([1, true]), { timeout: 10_000 });
       q.stop();
       expect(got).toEqual([{ id: 9, receives: run }]);
     }
@@ -204,7 +207,8 @@ describe('the local queue keeps what it acknowledged (its journal)', () => {
       disk.full.set(dlq, 20);
       disk.truncateFails = truncateFails;
       q.send([body(5)]);
-      await new Promise((r) => setTimeout(r, 30));
+      // Its dead letter cut short by the full disk (logged) before the disk has room again: waited for, not slept for.
+      await vi.waitFor(() => expect(errors).toHaveBeenCalledWith(expect.stringMatching(/dead letter .* not written/)), { timeout: 10_000 });
       disk.full.clear();
       disk.truncateFails = false;
       q.send([body(6)]);
