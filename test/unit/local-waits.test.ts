@@ -29,8 +29,11 @@ describe('the local stack never waits for good on a thread that does not answer'
     const url = new URL(db.endpoint);
     const socket = connect(Number(url.port), url.hostname);
     await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
-    socket.write('POST / HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/x-amz-json-1.0\r\nContent-Length: 100\r\n\r\n{');
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // Expect: 100-continue: the server's "100 Continue" shows it has read the request's head (its
+    // connection no longer idle), waited for rather than a 100 ms sleep a loaded machine overran.
+    const continued = new Promise<void>((resolve) => socket.on('data', (d) => String(d).startsWith('HTTP/1.1 100') && resolve()));
+    socket.write('POST / HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/x-amz-json-1.0\r\nContent-Length: 100\r\nExpect: 100-continue\r\n\r\n{');
+    await continued;
     const errors = vi.spyOn(console, 'error').mockImplementation(() => undefined);
     try {
       // Until 2026-12-07 the close waited for the thread's `closed` for good.
