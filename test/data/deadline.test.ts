@@ -1,5 +1,5 @@
 import { getEventListeners } from 'node:events';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DeadlinePassed, deadlineSignal, withinDeadline } from '../../shared/deadline.ts';
 import { getRow, put, putAll, update } from '../../shared/data/ops.ts';
 import type { ApiContext } from '../../shared/http/types.ts';
@@ -22,6 +22,13 @@ afterAll(() => db.close());
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const row = (id: string, v = 1) => ({ pk: 'DEADLINE', sk: id, v });
+/** Resolves once the current call's deadline has passed (its signal aborted): waited for, not slept for past a short deadline. */
+const passed = () =>
+  new Promise<void>((resolve) => {
+    const signal = deadlineSignal() as AbortSignal;
+    if (signal.aborted) resolve();
+    else signal.addEventListener('abort', () => resolve(), { once: true });
+  });
 const stored = async (id: string) => (await getRow(db.table, { pk: 'DEADLINE', sk: id }, { consistent: true }))?.v;
 
 describe('a deadline', () => {
@@ -67,9 +74,10 @@ describe('a deadline', () => {
   });
 
   it('refuses the table calls made after it passed, signed and through the SDK, and lets those before it land', async () => {
-    const work = withinDeadline(100, async () => {
+    // A deadline the first write is sure to beat on a loaded machine (was 100 ms, then a 200 ms sleep past it).
+    const work = withinDeadline(2_000, async () => {
       await putAll(db.table, [row('before')]);
-      await sleep(200);
+      await passed();
       const refused: string[] = [];
       for (const [name, call] of [
         ['BatchWriteItem', () => putAll(db.table, [row('after-batch')])],
@@ -114,8 +122,7 @@ describe('a deadline', () => {
       const ended = await Promise.race([call, sleep(5_000).then(() => 'still in flight')]);
       expect(ended).toBeInstanceOf(DeadlinePassed);
       // One attempt sent (none after the deadline), its connection cut.
-      await sleep(50);
-      expect(held).toEqual([{ closed: true }]);
+      await vi.waitFor(() => expect(held).toEqual([{ closed: true }]), { timeout: 5_000 });
     } finally {
       closeTable(stuck);
       server.closeAllConnections();
@@ -173,10 +180,12 @@ describe('a deadline', () => {
     const { httpHandler } = await import('../../shared/http/handler.ts');
     let done: (v: unknown) => void = () => {};
     const finished = new Promise((r) => (done = r));
+    let answered: () => void = () => {};
+    const afterAnswer = new Promise<void>((r) => (answered = r));
     const handler = httpHandler('core', undefined, {}, async () => {
       await putAll(db.table, [row('first-chunk')]);
-      // A backoff, a slow chunk: past the limit.
-      await sleep(300);
+      // A backoff, a slow chunk: past the limit, until after the 503 (waited for: was a 300 ms sleep past a 150 ms limit).
+      await afterAnswer;
       try {
         await putAll(db.table, [row('late-chunk')]);
         done('written');
@@ -186,8 +195,9 @@ describe('a deadline', () => {
       return { status: 201, body: {} };
     });
     const started = Date.now();
-    const context = { awsRequestId: '9f1c2a3b-0000-4000-8000-000000000002', getRemainingTimeInMillis: () => Math.max(0, 150 - (Date.now() - started)) } as unknown as ApiContext;
+    const context = { awsRequestId: '9f1c2a3b-0000-4000-8000-000000000002', getRemainingTimeInMillis: () => Math.max(0, 2_000 - (Date.now() - started)) } as unknown as ApiContext;
     const res = await handler(apiEvent('POST', '/v1/items', '/v1/items', { body: '{}', headers: { 'content-type': 'application/json' } }), context);
+    answered();
     expect(res.statusCode).toBe(503);
     // Was 'written', after the answer.
     expect(await finished).toBeInstanceOf(DeadlinePassed);
