@@ -6,11 +6,11 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { FolderBlobStore } from '../../shared/blob.ts';
 import { dayOf } from '../../shared/clock.ts';
 import { controlDepsOf } from '../../shared/control/deps.ts';
-import { withinDeadline } from '../../shared/deadline.ts';
+import { deadlineSignal, outsideDeadline, withinDeadline } from '../../shared/deadline.ts';
 import { dynamoExposureStore } from '../../shared/data/experiments.ts';
 import { dynamoSearchLogStore, dynamoSearchRecorder } from '../../shared/data/search-analytics.ts';
 import type { TableRef } from '../../shared/data/client.ts';
@@ -41,7 +41,11 @@ describe('a search answered 503 at its deadline after it was recorded', () => {
       name: 'remote',
       dimensions: 256,
       embed: async (texts: string[]): Promise<Float32Array[]> => {
-        await sleep(300);
+        // Outlives the deadline, the search recorded (both waited for: was a 300 ms sleep past a
+        // 150 ms deadline, the recording assumed to land within it).
+        const deadline = deadlineSignal() as AbortSignal;
+        await vi.waitFor(async () => expect(await outsideDeadline(() => log.search(T, id))).toBeDefined(), { timeout: 5_000, interval: 20 });
+        if (!deadline.aborted) await new Promise((r) => deadline.addEventListener('abort', r, { once: true }));
         if (fails) throw new Error('embedding timed out');
         return texts.map(() => new Float32Array(256).fill(1 / 16));
       },
@@ -55,14 +59,19 @@ describe('a search answered 503 at its deadline after it was recorded', () => {
     const variants = [{ name: 'a', endpoint_name: 'main', traffic_percent: 100 }];
     await db.stores.console.put(T, 'experiment', { id: 1, name: 'e1', context_id: 1, segment_id: null, variants, status: 'Running', attribution_window_seconds: 60, created: 1, updated_at: 1 });
     // The handler runs the domain call within its deadline (shared/http/handler.ts); middy answers 503 when it passes.
-    await expect(withinDeadline(150, () => serveSearch(deps, T, searchBody.parse({ query: 'tent', context_id: '1', user_id: 'u' }), id, T0))).rejects.toThrow();
-    await sleep(50);
-    expect(await log.search(T, id)).toBeUndefined();
-    const { byQuery } = await log.counts(T, DAY1, DAY1, 1000);
-    expect(byQuery.get('tent')?.searches ?? 0).toBe(0);
-    // Nor in its experiment (until 2026-12-05 it was, and its retry again).
-    expect(await traffic.exposures.exposure(T, id)).toBeUndefined();
-    expect((await traffic.exposures.totals(T, 1)).get(0)?.requests ?? 0).toBe(0);
+    await expect(withinDeadline(1_000, () => serveSearch(deps, T, searchBody.parse({ query: 'tent', context_id: '1', user_id: 'u' }), id, T0))).rejects.toThrow();
+    // The take-backs run after the failure: polled for (was: checked after a 50 ms sleep), up to 5 s.
+    await vi.waitFor(
+      async () => {
+        expect(await log.search(T, id)).toBeUndefined();
+        const { byQuery } = await log.counts(T, DAY1, DAY1, 1000);
+        expect(byQuery.get('tent')?.searches ?? 0).toBe(0);
+        // Nor in its experiment (until 2026-12-05 it was, and its retry again).
+        expect(await traffic.exposures.exposure(T, id)).toBeUndefined();
+        expect((await traffic.exposures.totals(T, 1)).get(0)?.requests ?? 0).toBe(0);
+      },
+      { timeout: 5_000, interval: 50 },
+    );
   });
 });
 
