@@ -1336,12 +1336,15 @@ describe('a search waits for a long read of the changes since the build at most 
     let reads = 0;
     let failed!: () => void;
     const failure = new Promise<void>((r) => (failed = r));
+    // The second page's read fails once the first search was served (a gate, not a 200 ms timer
+    // that a loaded machine could run out before the search's 50 ms wait ended).
+    const served = gate();
     const failing: ItemStore = {
       ...items,
       changedSince: async (...a) => {
         reads += 1;
         if (reads === 2) {
-          await new Promise((r) => setTimeout(r, 200));
+          await served.opened;
           failed();
           throw new Error('throttled');
         }
@@ -1349,7 +1352,7 @@ describe('a search waits for a long read of the changes since the build at most 
       },
     };
     const deps = { items: failing, events, blobs, embedder };
-    const first = await waitingAtMost(50, () => inPagesOf(2, [], () => pagedView(deps, T, undefined)));
+    const first = await served.notWaitedFor(waitingAtMost(50, () => inPagesOf(2, [], () => pagedView(deps, T, undefined)))).finally(served.open);
     expect(first.delta.docs).toHaveLength(2);
     await failure;
     const next = await waitingAtMost(10_000, () => pagedView(deps, T, undefined));
