@@ -323,16 +323,17 @@ describe('races between changes', () => {
     const ctx = await createContext(c, T, { name: 'home', description: '' });
     const seg = await createSegment(c, { tenant: T }, { name: 's', definition: { event_type: 'buy', min_count: 1, within_days: 7 } });
     const rule = await createRule(c, { tenant: T }, { name: 'r', context_id: ctx.id, conditions: [], boost: 2, segment_id: null });
+    let reads = 0;
     let undone: Promise<unknown> | undefined;
     const racing: ConsoleStore = {
       ...c,
       async controlConfig(tenant) {
         // The rule's change is written just before the deletion reads the rules; its writer then
-        // finds the mark and takes it back 150 ms later.
-        if (!undone) {
-          await c.update(tenant, 'rule', rule.id, { segment_id: seg.id, updated_at: Math.floor(Date.now() / 1000) });
-          undone = new Promise((r) => setTimeout(r, 150)).then(() => c.update(tenant, 'rule', rule.id, { segment_id: null }));
-        }
+        // finds the mark and takes it back before the deletion reads them again (was: 150 ms
+        // later by a timer, which a loaded machine could run past the deletion's 1 s of reading again).
+        reads += 1;
+        if (reads === 1) await c.update(tenant, 'rule', rule.id, { segment_id: seg.id, updated_at: Math.floor(Date.now() / 1000) });
+        if (reads === 2) await (undone = c.update(tenant, 'rule', rule.id, { segment_id: null }));
         return c.controlConfig(tenant);
       },
     };
