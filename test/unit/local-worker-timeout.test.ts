@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { SQSEvent } from 'aws-lambda';
+import type { Worker } from 'node:worker_threads';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { threadedHandler } from '../../local/threaded-handler.ts';
 import { workers } from '../../shared/queue/workers.ts';
@@ -14,6 +15,24 @@ vi.mock('../../local/threaded-handler.ts', async (importOriginal) => {
   return { ...real, threadedHandler: vi.fn(real.threadedHandler) };
 });
 
+// Every worker thread started, with whether it has ended (its own 'exit' listener, registered before the
+// handler's own): what a test waits for instead of sleeping for a thread to start and end.
+const threads = vi.hoisted(() => [] as { worker: Worker; exited: boolean }[]);
+vi.mock('node:worker_threads', async (importOriginal) => {
+  const real = await importOriginal<typeof import('node:worker_threads')>();
+  class RecordedWorker extends real.Worker {
+    constructor(...args: ConstructorParameters<typeof real.Worker>) {
+      super(...args);
+      const entry = { worker: this as Worker, exited: false };
+      threads.push(entry);
+      this.once('exit', () => {
+        entry.exited = true;
+      });
+    }
+  }
+  return { ...real, Worker: RecordedWorker };
+});
+
 const dir = mkdtempSync(join(tmpdir(), 'recsearch-worker-timeout-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const modulePath = fileURLToPath(new URL('../helpers/slow-worker.ts', import.meta.url));
@@ -23,12 +42,15 @@ describe("a local worker thread with its function's time limit", () => {
   it('ends an invocation still running at the limit, as Lambda does (it does not go on), and a new thread takes the next', async () => {
     // Until 2026-12-07 a local training run had no time limit: it went on past WORKER_RUN_LOST_SECONDS,
     // and the maintenance pass, taking its invocation for over, ended the run while it ran.
-    const worker = await threadedHandler('workers/train', { timeoutSeconds: 0.5, modulePath });
+    // A 1.5 s limit: the invocations within it (answered at once, or after 100 ms) have 1.4 s of
+    // margin on a loaded machine (they had 0.4 s under a 0.5 s limit); the one past it would write
+    // its file 1.5 s after the limit, and is looked for 2.5 s after.
+    const worker = await threadedHandler('workers/train', { timeoutSeconds: 1.5, modulePath });
     try {
       expect(await worker.handler(event('quick'), {} as never)).toEqual({ batchItemFailures: [{ itemIdentifier: 'seen 1' }] });
       const file = join(dir, 'late');
-      await expect(worker.handler(event(`late 1500 ${file}`), {} as never)).rejects.toThrow(/timed out after 0.5 seconds/);
-      await new Promise((resolve) => setTimeout(resolve, 2000));
+      await expect(worker.handler(event(`late 3000 ${file}`), {} as never)).rejects.toThrow(/timed out after 1.5 seconds/);
+      await new Promise((resolve) => setTimeout(resolve, 2500));
       expect(existsSync(file)).toBe(false);
       // A new thread: its own module state, as a new Lambda container.
       expect(await worker.handler(event('quick'), {} as never)).toEqual({ batchItemFailures: [{ itemIdentifier: 'seen 1' }] });
@@ -96,8 +118,18 @@ describe("a local worker thread with its function's time limit", () => {
     const worker = await threadedHandler('workers/embed', { modulePath: flaky });
     try {
       process.env.RECSEARCH_TEST_EXIT_AFTER_MS = '200';
+      const before = threads.length;
       await expect(worker.handler(event('exit'), {} as never)).rejects.toThrow(/handler thread ended/);
-      await new Promise((resolve) => setTimeout(resolve, 2500));
+      // The replacement (started when the first thread ended) has started and ended on its own, not
+      // assumed after a 2.5 s sleep: under load its start could outlast the sleep, and the call
+      // below then took it up before it ended (answered by it, not by a replacement of it).
+      await vi.waitFor(
+        () => {
+          expect(threads.length).toBe(before + 1);
+          expect(threads[before]?.exited).toBe(true);
+        },
+        { timeout: 20_000, interval: 20 },
+      );
       delete process.env.RECSEARCH_TEST_EXIT_AFTER_MS;
       const next = Promise.race([worker.handler(event('quick'), {} as never), new Promise((resolve) => setTimeout(() => resolve('no answer'), 5000))]);
       expect(await next).toEqual({ batchItemFailures: [{ itemIdentifier: 'seen 1' }] });
