@@ -9,12 +9,13 @@ import { STARTING_SECONDS, type Experiment, type Segment } from '../../shared/co
 import { dynamoConsoleStore } from '../../shared/data/console.ts';
 import { Experiment as ExperimentRecord } from '../../shared/data/entities.ts';
 import { put } from '../../shared/data/ops.ts';
-import type { AuditEntry, Audited, ConsoleRecord, ConsoleStore } from '../../shared/domain/console-records.ts';
+import type { AuditEntry, Audited, ConsoleKind, ConsoleRecord, ConsoleStore } from '../../shared/domain/console-records.ts';
 import { dynamoSegmentEvents } from '../../shared/data/segment-events.ts';
 import { createContext } from '../../shared/domain/contexts.ts';
 import { createEndpoint } from '../../shared/domain/endpoints.ts';
 import type { NewEvent } from '../../shared/domain/types.ts';
 import { testTable, type TestTable } from '../helpers/table.ts';
+import { gate } from '../helpers/fixtures.ts';
 
 let db: TestTable;
 beforeAll(async () => {
@@ -305,13 +306,60 @@ describe('races between changes', () => {
     // An open finding of earlier stops (2026-12-06): the second deletion, finding the first's mark,
     // retried about 1.5 s in all (RACES' tries) and answered 409 changed_meanwhile while the
     // first, its records read in 2 s here (a tenant with many), then deleted the segment.
+    // Was: the first's records read took 2 s of real time, the second waiting up to MARK_WAIT_MS
+    // (3 s) by performance.now(): about 1 s of margin on a loaded machine. Now the first's read is
+    // held by a gate, and performance.now() stands still while the test holds it (a fake clock):
+    // it is moved on by the 2 s the read takes, and the gate opened only once the second has read
+    // the marked segment 33 times since (RACES' 32 tries, all the old code waited, could not do it).
     const c = db.stores.console;
     const T = 'race-del-twice';
     const seg = await createSegment(c, { tenant: T }, { name: 's', definition: { event_type: 'buy', min_count: 1, within_days: 7 } });
-    const first = deletion(deleteSegment(slowRecords(c, 2000), { tenant: T }, seg.id));
+    const records = gate();
+    const slow: ConsoleStore = {
+      ...c,
+      async controlConfig(tenant) {
+        await records.opened;
+        return c.controlConfig(tenant);
+      },
+    };
+    const first = deletion(deleteSegment(slow, { tenant: T }, seg.id));
     await deletionMarked(c, T, seg.id);
-    const second = deletion(deleteSegment(c, { tenant: T }, seg.id));
-    expect([await first, await second]).toEqual(['deleted', 'segment_not_found']);
+    // The second's reads of the segment, counted.
+    let reads = 0;
+    let onRead = () => {};
+    const counting: ConsoleStore = {
+      ...c,
+      get: (async (tenant: string, kind: ConsoleKind, id: number) => {
+        const r = await c.get(tenant, kind, id);
+        if (kind === 'segment') {
+          reads += 1;
+          onRead();
+        }
+        return r;
+      }) as ConsoleStore['get'],
+    };
+    let at = performance.now();
+    const clock = vi.spyOn(performance, 'now').mockImplementation(() => at);
+    try {
+      const second = deletion(deleteSegment(counting, { tenant: T }, seg.id));
+      const ended = second.then(() => undefined);
+      const readsReach = (n: number) =>
+        Promise.race([
+          new Promise<void>((resolve) => {
+            onRead = () => reads >= n && resolve();
+            onRead();
+          }),
+          ended,
+        ]);
+      await readsReach(1);
+      at += 2000;
+      await readsReach(reads + 33);
+      records.open();
+      expect([await first, await second]).toEqual(['deleted', 'segment_not_found']);
+    } finally {
+      records.open();
+      clock.mockRestore();
+    }
   });
 
   it('a segment deletion that finds a rule whose writer is about to take it back (it saw the mark) goes on: of the two, one is done', async () => {
