@@ -92,9 +92,19 @@ describe("a local worker thread with its function's time limit", () => {
       expect(await worker.handler(event('quick'), {} as never)).toEqual({ batchItemFailures: [{ itemIdentifier: 'seen 1' }] });
       process.env.RECSEARCH_TEST_FAIL_START = '1';
       await expect(worker.handler(event('exit'), {} as never)).rejects.toThrow(/handler thread ended/);
+      const started = threads.length;
       await expect(worker.handler(event('quick'), {} as never)).rejects.toThrow(/ended before it was ready/);
-      // The start made then fails with no call waiting for it.
-      await new Promise((resolve) => setTimeout(resolve, 2000));
+      // The start made then fails with no call waiting for it: its thread seen ended (was a 2 s
+      // sleep, which a loaded machine's thread start could outlast, the test then passing before
+      // the failure came), then a turn of the event loop for an unhandled rejection to be reported.
+      await vi.waitFor(
+        () => {
+          expect(threads.length).toBe(started + 1);
+          expect(threads[started]?.exited).toBe(true);
+        },
+        { timeout: 20_000, interval: 20 },
+      );
+      await new Promise((resolve) => setTimeout(resolve, 50));
       expect(unhandled).toEqual([]);
       delete process.env.RECSEARCH_TEST_FAIL_START;
       await expect(worker.handler(event('quick'), {} as never)).rejects.toThrow(/ended before it was ready/);
