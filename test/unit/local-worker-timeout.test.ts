@@ -112,7 +112,9 @@ describe("a local worker thread with its function's time limit", () => {
       // Closed while its replacement cannot start: closes without throwing.
       process.env.RECSEARCH_TEST_FAIL_START = '1';
       await expect(worker.handler(event('exit'), {} as never)).rejects.toThrow(/handler thread ended/);
-      await new Promise((resolve) => setTimeout(resolve, 1000));
+      // Its replacement (started as the thread ended) has failed: its thread seen ended, not a 1 s sleep.
+      const replacement = threads.length - 1;
+      await vi.waitFor(() => expect(threads[replacement]?.exited).toBe(true), { timeout: 20_000, interval: 20 });
       await expect(worker.close()).resolves.toBeUndefined();
     } finally {
       delete process.env.RECSEARCH_TEST_FAIL_START;
