@@ -239,6 +239,8 @@ export async function sweepErasures(
 
 /** Erasure markers `adoptRowlessErasures` reads in a pass, per tenant (one Query). */
 export const MARKERS_SCANNED_PER_PASS = 100;
+/** Rows `adoptRowlessErasures` stores at once. */
+const ADOPTED_AT_ONCE = 10;
 
 /**
  * Finds the erasures cut off before 2026-12-07, which stored no sweep row as they began, and stores
@@ -280,12 +282,16 @@ export async function adoptRowlessErasures(c: ConsoleStore, tenant: string, now:
       running.map((m) => m.user_id),
     );
     const withRow = new Set(rows.map((s) => s.user_id));
-    for (const m of running) {
-      if (withRow.has(m.user_id)) continue;
-      // Merged with a row a repeat of the erasure may store meanwhile (`putErasureSweep`).
-      await c.putErasureSweep(tenant, { user_id: m.user_id, due_at: m.requested_at + ERASURE_FINISHED_BY_SECONDS, events_through: 0, members_through: 0 });
-      stored += 1;
-    }
+    // Merged with a row a repeat of the erasure may store meanwhile (`putErasureSweep`); up to 100
+    // a page, so several at once (as the sweeps' own writes go) rather than one after another.
+    await eachAtMost(
+      running.filter((m) => !withRow.has(m.user_id)),
+      ADOPTED_AT_ONCE,
+      async (m) => {
+        await c.putErasureSweep(tenant, { user_id: m.user_id, due_at: m.requested_at + ERASURE_FINISHED_BY_SECONDS, events_through: 0, members_through: 0 });
+        stored += 1;
+      },
+    );
   }
   const next: ErasureMarkerScan =
     page.next !== undefined
