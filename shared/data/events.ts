@@ -293,6 +293,19 @@ export function dynamoEventStore(t: TableRef): EventStore {
 
     issuedThrough,
 
+    async lastSentBy(tenant: string, userId: string, at: number): Promise<number> {
+      // The user's index newest first, only the events ingested by then: the first found is the one.
+      const input: QueryInput = { ...refine(byUser.query({ tenant, user_id: userId }), { filter: (x) => x.cmp('created', '<=', at), project: ['id'] }), ScanIndexForward: false };
+      let start: Row | undefined;
+      do {
+        const page = await queryPage(t, { ...input, Limit: 1000, ...(start ? { ExclusiveStartKey: start } : {}) });
+        const newest = page.items[0];
+        if (newest) return Number(newest.id);
+        start = page.lastKey;
+      } while (start);
+      return 0;
+    },
+
     async erasedIn(tenant: string, from: number, to: number, upTo: number): Promise<number> {
       // Consistent: an erasure writes the marks before it deletes the events.
       return countUpTo(t, { ...ErasedEvent.indexes.primary.query({ tenant }, { between: [sortId(from), sortId(to)] }), ConsistentRead: true }, upTo);

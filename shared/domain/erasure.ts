@@ -34,14 +34,15 @@ export async function eraseUser(
   userId: string,
   /**
    * The maintenance pass's finish of an erasure cut off (`sweepErasures`): its marker as stored and
-   * the bound its sweep's row recorded as it began (undefined: none recorded, `sweepBound`). Finished as it began (its `requested_at`, its
+   * the bound its sweep's row recorded as it began (where it recorded none, `sweepBound`, the last
+   * event of the user ingested by the marker's `requested_at`: `finishBound`). Finished as it began (its `requested_at`, its
    * order, the events up to that bound), not as a repeat begun now would be: the events the user
    * sent after it began are kept (until 2026-12-07 the finish, a repeat, deleted them too).
    * `until` (a `performance.now()` time: the pass's budget): no model version is started past it,
    * and the erasure is left running, its row kept, for the next pass to go on from the last version
    * checked (until 2026-12-07 a finish rewrote every version in one pass, however long that took).
    */
-  cutOff?: { marker: ErasedUser; through: number | undefined; until?: number },
+  cutOff?: { marker: ErasedUser; through: number; until?: number },
 ) {
   // When it began, and its order, from one read of the clock (the pass finishes one whose marker was never stored as its row's order says: `beganAt`).
   const startedMs = nowMs();
@@ -72,10 +73,10 @@ export async function eraseUser(
   // events: forgotten (each before its events are deleted), so a replay cannot answer them.
   // Several at once, as the events are deleted: a user who sent each event under its own key has
   // as many keys as events (two calls each), which one at a time took most of the function's time.
-  // Up to its bound (a finish's none recorded: a row stored before 2026-12-07's bound, the last id
-  // now). A bound of 0 is one: the tenant had handed out no id as it began, and it erases none
-  // (until 2026-12-07 it was taken for none recorded, and a finish deleted every event the user sent
-  // since the erasure began).
+  // Up to its bound. A bound of 0 is one: the tenant had handed out no id as it began (or, for a
+  // finish of the older code's, the user had sent none by then), and it erases none (until
+  // 2026-12-07 it was taken for none recorded, and a finish deleted every event the user sent since
+  // the erasure began).
   const { deleted, through, finished } = await deps.events.eraseUser(tenant, userId, forgetting(deps.idempotency, tenant), bound, cutOff?.until);
   // A finish out of the pass's time: still running, its row due, the next pass goes on from here.
   if (finished === false) return { user_id: userId, deleted_events: deleted, model_versions_rewritten: 0 };
@@ -247,8 +248,9 @@ const ADOPTED_AT_ONCE = 10;
  * one for each, so the sweeps finish them (`sweepErasures`: a marker still running
  * ERASURE_FINISHED_BY_SECONDS after it began is finished): a marker running with no row of its user
  * gets a row due then (now, for one that old), which records no bound (its finish deletes the
- * user's events up to the last id handed out then, as the caller's repeat would) and no memberships
- * (its finish's own row covers them). Until 2026-12-07 such an erasure stood running until its
+ * user's events ingested by the time the erasure began, its marker's `requested_at`: `finishBound`;
+ * until 2026-12-08 those up to the last id handed out as it ran, the events the user sent since
+ * included) and no memberships (its finish's own row covers them). Until 2026-12-07 such an erasure stood running until its
  * caller repeated it: the user's own event list and `GET /v1/events/{id}` left out all of their
  * events while lists not filtered by user listed them, and the events stayed in the table.
  * The maintenance pass calls it before the sweeps, for each tenant: it reads a page of the tenant's
@@ -354,11 +356,11 @@ async function sweepOne(deps: Parameters<typeof sweepErasures>[0], tenant: strin
     const began = beganAt(sweep.order);
     if (began + ERASURE_FINISHED_BY_SECONDS > now) return 0;
     const marker: ErasedUser = { user_id: sweep.user_id, requested_at: began, completed_at: null, models_checked_through: running?.models_checked_through ?? 0, order: sweep.order };
-    return (await eraseUser(deps, tenant, sweep.user_id, { marker, through: sweepBound(sweep), until: share })).deleted_events;
+    return (await eraseUser(deps, tenant, sweep.user_id, { marker, through: await finishBound(deps, tenant, sweep, marker), until: share })).deleted_events;
   }
   if (running !== undefined && running.completed_at === null && running.requested_at + ERASURE_FINISHED_BY_SECONDS <= now) {
     // Cut off: finished as it began, up to the bound its row recorded (its end merges its sweep into this row, due a minute later).
-    return (await eraseUser(deps, tenant, sweep.user_id, { marker: running, through: sweepBound(sweep), until: share })).deleted_events;
+    return (await eraseUser(deps, tenant, sweep.user_id, { marker: running, through: await finishBound(deps, tenant, sweep, running), until: share })).deleted_events;
   }
   const swept = await deps.events.eraseUser(tenant, sweep.user_id, forgetting(deps.idempotency, tenant), sweep.events_through, share);
   // Out of its share with events left: the row stays due, the next pass goes on, and the tenant's other due sweeps go on now.
@@ -368,6 +370,26 @@ async function sweepOne(deps: Parameters<typeof sweepErasures>[0], tenant: strin
   // Kept while the marker stands as running: the next passes look again, until it ends or is finished.
   if (marker === undefined || marker.completed_at !== null) await deps.console.removeErasureSweep(tenant, sweep);
   return swept.deleted;
+}
+
+/**
+ * The bound of the finish of an erasure cut off: the one its row recorded as it began
+ * (`sweepBound`), or, where it recorded none (a row the marker scan stored for an erasure of the
+ * older code, `adoptRowlessErasures`, or one stored before 2026-12-07's bound), the last event of
+ * the user ingested by the time the erasure began (its marker's `requested_at`): those are the
+ * erasure's, the user's later ones kept. Stored in the row once found (merged: `putErasureSweep`),
+ * so a finish spread over several passes keeps it as its first pass found it, not the last event of
+ * the user left by then. Until 2026-12-08 such a finish took the last id handed out as it ran, read
+ * again at each pass: it deleted every event the user had sent since the erasure began, and those
+ * sent between its passes.
+ */
+async function finishBound(deps: { console: ConsoleStore; events: EventStore }, tenant: string, sweep: ErasureSweep, marker: ErasedUser): Promise<number> {
+  const recorded = sweepBound(sweep);
+  if (recorded !== undefined) return recorded;
+  const bound = await deps.events.lastSentBy(tenant, sweep.user_id, marker.requested_at);
+  // 0 (none sent by then) reads as none recorded in a row without an order: found again, 0 again.
+  if (bound > 0) await deps.console.putErasureSweep(tenant, { ...sweep, events_through: bound });
+  return bound;
 }
 
 /** When an erasure began (unix seconds), from its `order` (the millisecond it began × 1,000, plus a tie-break). */

@@ -258,6 +258,12 @@ export interface EventStore {
   ): Promise<{ deleted: number; through: number; finished?: boolean }>;
   /** The last event id the tenant's counter has handed out (read consistently): an erasure's bound. */
   issuedThrough(tenant: string): Promise<number>;
+  /**
+   * The greatest id of the user's events ingested (`created`) at or before `at` (unix seconds), 0 for
+   * none: the bound of an erasure that began at `at` and recorded none (`sweepErasures`' finish of
+   * one the older code cut off), its events those up to it, the user's later ones kept.
+   */
+  lastSentBy(tenant: string, userId: string, at: number): Promise<number>;
   /** How many of the ids from `from` to `to` are of events an erasure deleted (marks kept 30 days), counting up to `upTo`. */
   erasedIn(tenant: string, from: number, to: number, upTo: number): Promise<number>;
 }

@@ -1437,6 +1437,48 @@ describe('erasure', () => {
     expect(reads).toEqual([]);
   });
 
+  it('the finish of an erasure the older code cut off erases the events the user sent by the time it began, not those sent since, also over several passes', async () => {
+    // Found by a review (2026-12-08): the row the marker scan stores records no bound, and the
+    // finish took the last id handed out as it ran, read again at each pass: the events the user
+    // sent after the erasure (long acknowledged) were deleted, and those sent between its passes.
+    const { events, console: c, idempotency } = db.stores;
+    const T = 'er46';
+    const deps = { console: c, idempotency, exposures: dynamoExposureStore(db.table), blobs: blobStore, events };
+    const began = nowSeconds() - 3600;
+    // Two events before it began (under an Idempotency-Key: forgetting it is the slow page below), one after.
+    const before = await events.append(T, [ev('old', 'view', 1), ev('old', 'buy', 2)], began - 10, { idempotencyKey: 'before' });
+    const [after] = await events.append(T, [ev('old', 'view', 3)], began + 60);
+    await c.putErasure(T, { user_id: 'old', requested_at: began, completed_at: null, models_checked_through: 0, order: began * 1_000_000 });
+    expect(await adoptRowlessErasures(c, T, nowSeconds())).toBe(1);
+    // The first pass's finish is cut short by its time after the first page of the user's events.
+    let clock = 0;
+    const slow: typeof idempotency = Object.create(idempotency);
+    slow.forget = async (...args) => {
+      await idempotency.forget(...args);
+      clock += 50_000;
+    };
+    const timer = vi.spyOn(performance, 'now').mockImplementation(() => clock);
+    try {
+      expect(await sweepErasures({ ...deps, idempotency: slow }, T, nowSeconds(), 40_000)).toBe(2);
+    } finally {
+      timer.mockRestore();
+    }
+    expect((await c.erasedUser(T, 'old'))?.completed_at).toBeNull();
+    // The user sends one more between the passes; the next pass ends the erasure.
+    const [between] = await events.append(T, [ev('old', 'view', 4)], nowSeconds());
+    expect(await sweepErasures(deps, T, nowSeconds())).toBe(0);
+    const marker = await c.erasedUser(T, 'old');
+    expect(marker?.completed_at).not.toBeNull();
+    expect(marker?.events_through).toBe(before[1]?.id);
+    for (const e of before) expect(await events.get(T, e.id)).toBeUndefined();
+    const kept = (await events.list(T, { limit: 10, userId: 'old' })).rows.map((e) => e.id);
+    expect(kept).toEqual([after?.id, between?.id]);
+    // Its sweep a minute on keeps them too.
+    expect(await sweepErasures(deps, T, nowSeconds() + ERASURE_SWEEP_DELAY_SECONDS + 1)).toBe(0);
+    expect((await events.list(T, { limit: 10, userId: 'old' })).rows.map((e) => e.id)).toEqual(kept);
+    expect(await c.erasureSweeps(T)).toEqual([]);
+  });
+
   it('a marker the older code left running with no row, begun under ERASURE_FINISHED_BY_SECONDS ago, gets a row due then: it is finished no sooner', async () => {
     const { events, console: c, idempotency } = db.stores;
     const T = 'er43';
