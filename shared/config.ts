@@ -89,9 +89,10 @@ export interface Config {
      * USER_REF_KEY: the key of the HMAC-SHA-256 by which the pass's logs name a user
      * (`user_ref`, shared/domain/erasure.ts `userRef`). Deployed, the UUID of the stack's id (set
      * by lib/stack.ts); locally, derived from the data folder's signing key (local/stack.ts).
-     * Unset: a constant, and the ref is as guessable as the user id.
+     * Required (only the maintenance function reads this group): unset, the pass fails at its start
+     * naming it (until 2026-12-08 a constant stood in, and the ref was as guessable as the user id).
      */
-    userRefKey: string | undefined;
+    userRefKey: string;
   };
   /** Powertools logger, metrics and tracer (shared/observability.ts; the CDK function defaults set these). */
   observability: ObservabilityConfig;
@@ -363,7 +364,7 @@ const readers: { [K in keyof Config]: (env: Env) => Config[K] } = {
   console: consoleAuth,
   storage: (env) => ({ artifactBucket: raw(env, 'ARTIFACT_BUCKET'), blobDir: raw(env, 'BLOB_DIR') }),
   queues: (env) => ({ embedding: raw(env, 'QUEUE_URL_EMBEDDING'), training: raw(env, 'QUEUE_URL_TRAINING') }),
-  maintenance: (env) => ({ embedGraceSeconds: nonNegativeNumber(env, 'EMBED_GRACE_SECONDS', 60), userRefKey: raw(env, 'USER_REF_KEY') }),
+  maintenance: (env) => ({ embedGraceSeconds: nonNegativeNumber(env, 'EMBED_GRACE_SECONDS', 60), userRefKey: required(env, 'USER_REF_KEY') }),
   observability,
 };
 const settingNames = Object.keys(readers) as (keyof Config)[];

@@ -24,8 +24,8 @@ export interface MaintenanceDeps {
   embedGraceSeconds: number;
   /** Where the pass starts among the tenants. */
   cursor: PassCursor;
-  /** The key by which the pass's logs name a user (USER_REF_KEY: `userRef`); unset, a constant. */
-  userRefKey?: string | undefined;
+  /** The key by which the pass's logs name a user (USER_REF_KEY, required: `userRef`). */
+  userRefKey: string;
   /** How long into the pass a tenant's work may still start (`PASS_BUDGET_MS`). */
   budgetMs?: number;
 }

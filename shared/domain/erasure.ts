@@ -190,8 +190,8 @@ export async function sweepErasures(
     idempotency: IdempotencyStore;
     exposures: Pick<ExposureStore, 'forgetUser'>;
     blobs: BlobStore;
-    /** The deployment's key by which failures name their user (`userRef`). */
-    userRefKey?: string | undefined;
+    /** The deployment's key by which failures name their user (`userRef`; USER_REF_KEY, required). */
+    userRefKey: string;
   },
   tenant: string,
   now: number,
@@ -324,18 +324,12 @@ export interface SweepFailure {
  * digits of the HMAC-SHA-256, under the deployment's key (USER_REF_KEY: the stack id's UUID on AWS,
  * from the data folder's signing key locally), of the tenant and the id (`<tenant>` NUL `<user>`).
  * An operator holding the id and the key computes the same to find its lines; someone holding only
- * the logs cannot match a guessed id (an email, a sequential number) against them. Without a key
- * (unset) a constant stands in: the ref is then as guessable as the id. Until 2026-12-07 it was the
+ * the logs cannot match a guessed id (an email, a sequential number) against them. The key is
+ * required (shared/config.ts: the pass fails at its start without one); until 2026-12-08 a constant
+ * stood in where none was set, and the ref was as guessable as the id. Until 2026-12-07 it was the
  * SHA-256 of the id alone, and any guessed id could be checked against the logs.
  */
-export const userRef = (key: string | undefined, tenant: string, userId: string): string =>
-  createHmac('sha256', key ?? UNKEYED)
-    .update(`${tenant}\0${userId}`)
-    .digest('hex')
-    .slice(0, 16);
-
-/** `userRef`'s key where the deployment sets none. */
-const UNKEYED = 'recsearch user_ref (USER_REF_KEY unset)';
+export const userRef = (key: string, tenant: string, userId: string): string => createHmac('sha256', key).update(`${tenant}\0${userId}`).digest('hex').slice(0, 16);
 
 /** Thrown by `sweepErasures` once its sweeps have run when some failed: each failure, and the events the others deleted. */
 export class ErasureSweepsFailed extends Error {

@@ -15,7 +15,7 @@ import { trainingRunResource, type TrainingRun } from '../../shared/domain/train
 import type { Endpoint } from '../../shared/domain/endpoints.ts';
 import type { ConsoleStore } from '../../shared/domain/console-records.ts';
 import { OLD_CODE_SETTLE_SECONDS } from '../../shared/domain/deploys.ts';
-import { adoptRowlessErasures, ERASURE_FINISHED_BY_SECONDS, ERASURE_SWEEP_DELAY_SECONDS, eraseUser, sweepErasures } from '../../shared/domain/erasure.ts';
+import { adoptRowlessErasures, ERASURE_FINISHED_BY_SECONDS, ERASURE_SWEEP_DELAY_SECONDS, eraseUser, sweepErasures as sweepKeyed } from '../../shared/domain/erasure.ts';
 import { allocateIds } from '../../shared/data/counters.ts';
 import { ingestEvents } from '../../shared/domain/events.ts';
 import { ingestEventsBody } from '../../shared/schemas/events.ts';
@@ -49,6 +49,10 @@ afterAll(async () => {
 });
 
 const now = () => Math.floor(Date.now() / 1000);
+
+/** `sweepErasures` under a deployment key (USER_REF_KEY, required: the sweeps' failures name their user by it). */
+const sweepErasures = (deps: Omit<Parameters<typeof sweepKeyed>[0], 'userRefKey'>, ...rest: Parameters<typeof sweepKeyed> extends [unknown, ...infer R] ? R : never) =>
+  sweepKeyed({ ...deps, userRefKey: 'test-user-ref-key' }, ...rest);
 
 class FakeQueue implements WorkQueue {
   sent: WorkMessage[] = [];

@@ -79,7 +79,7 @@ describe('config', () => {
   });
 
   it('derives the Cognito JWKS URI from the issuer', () => {
-    const c = readConfig({ TABLE_NAME: 't', AUTH_ISSUER: 'https://cognito-idp.eu-west-1.amazonaws.com/eu-west-1_abc' });
+    const c = readConfig({ TABLE_NAME: 't', USER_REF_KEY: 'k', AUTH_ISSUER: 'https://cognito-idp.eu-west-1.amazonaws.com/eu-west-1_abc' });
     expect(c.auth.jwksUri).toBe('https://cognito-idp.eu-west-1.amazonaws.com/eu-west-1_abc/.well-known/jwks.json');
     expect(c.auth.tokenLifetimeSeconds).toBe(3600);
   });

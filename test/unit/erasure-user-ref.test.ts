@@ -19,12 +19,12 @@ describe("userRef: how the maintenance pass's logs name a user", () => {
     expect(userRef('deployment-key', 'acme', '42')).toBe(userRef('deployment-key', 'acme', '42'));
     expect(userRef('another-deployment', 'acme', '42')).not.toBe(userRef('deployment-key', 'acme', '42'));
     expect(userRef('deployment-key', 'other', '42')).not.toBe(userRef('deployment-key', 'acme', '42'));
-    // Unset (no USER_REF_KEY): still not the bare SHA-256 of the id.
-    expect(userRef(undefined, 'acme', '42')).not.toBe(sha256Prefix('42'));
   });
 
-  it('takes its key from USER_REF_KEY', () => {
+  it('takes its key from USER_REF_KEY, which is required: unset or empty, reading it fails naming it, no constant stands in', () => {
+    // Found by a review (2026-12-08): unset, a constant stood in, and the refs were as guessable as the ids.
     expect(readConfig({ TABLE_NAME: 't', USER_REF_KEY: 'k' }).maintenance.userRefKey).toBe('k');
-    expect(readConfig({ TABLE_NAME: 't' }).maintenance.userRefKey).toBeUndefined();
+    expect(() => readConfig({ TABLE_NAME: 't' })).toThrow('Missing required environment variable USER_REF_KEY');
+    expect(() => readConfig({ TABLE_NAME: 't', USER_REF_KEY: '' })).toThrow('Missing required environment variable USER_REF_KEY');
   });
 });

@@ -80,6 +80,7 @@ async function passWith(failing: 'items' | 'segments' | 'templates' | 'runs' | '
     segmentEvents: { timesByUser: async () => ({ times: new Map(), read: 0 }) },
     exposures: { forgetUser: async (tenant, user, experiments, servedThrough) => void forgotten.push([tenant, user, experiments, servedThrough]) },
     embedGraceSeconds: 60,
+    userRefKey: 'test-user-ref-key',
     cursor: memoryCursor(),
   };
   const errors = vi.spyOn(logger, 'error').mockImplementation(() => undefined);
@@ -191,6 +192,7 @@ function idleTenants(parts: { console?: object; searchLog?: MaintenanceDeps['sea
     segmentEvents: parts.segmentEvents ?? { timesByUser: async () => ({ times: new Map(), read: 0 }) },
     exposures: { forgetUser: async () => undefined },
     embedGraceSeconds: 60,
+    userRefKey: 'test-user-ref-key',
     cursor: memoryCursor(),
   };
 }

@@ -13,7 +13,7 @@ afterAll(() => {
 // docs/configuration.md: "an empty variable counts as unset", for every setting, the local
 // stack's own defaults included.
 describe('settings', () => {
-  const base = { TABLE_NAME: 't', AUTH_ISSUER: 'x' };
+  const base = { TABLE_NAME: 't', AUTH_ISSUER: 'x', USER_REF_KEY: 'k' };
 
   it('reads an empty Powertools variable as unset', () => {
     const o = readConfig({ ...base, POWERTOOLS_SERVICE_NAME: '', POWERTOOLS_METRICS_NAMESPACE: '', POWERTOOLS_METRICS_DISABLED: '', POWERTOOLS_TRACE_ENABLED: '' }).observability;

@@ -391,7 +391,7 @@ describe('asking after a task', () => {
 });
 
 describe('training settings', () => {
-  const base = { TABLE_NAME: 't' };
+  const base = { TABLE_NAME: 't', USER_REF_KEY: 'k' };
   it('reads the threshold, validated, with the variable named in the error', () => {
     expect(readConfig(base).training).toEqual({ taskMinEvents: 200_000, task: undefined });
     expect(readConfig({ ...base, TRAINING_TASK_MIN_EVENTS: '50' }).training.taskMinEvents).toBe(50);
