@@ -57,6 +57,15 @@ export const CATEGORY_REKEY_ROWS = 5_000;
 export const REKEY_PASS_BUDGET_MS = 10_000;
 
 /**
+ * The share of the pass's time left that a tenant's erasure sweeps (`sweepErasures`) take at most on
+ * its turn; those its share cut short go on, once every tenant has had its turn, with the time the
+ * others left. Until 2026-12-08 a tenant's sweeps had the pass's whole time left: one tenant with
+ * many events to erase (thousands of users erased at once, or one with a long history) deferred
+ * every tenant after it, their erasures and the rest of their work, to later passes.
+ */
+export const ERASURE_TENANT_SHARE = 1 / 2;
+
+/**
  * The maintenance pass (every minute on AWS; a timer locally), as of `now`: re-queues lagging
  * embeddings, requests index builds, refreshes segment size estimates, folds searches into the
  * search analytics counters, starts templates' scheduled training runs that are due, ends
@@ -104,6 +113,20 @@ export async function maintenancePass(deps: MaintenanceDeps, now: number) {
       cursorFailed = true;
     }
   };
+  const sweepTenant = async (tenant: string, until: number) => {
+    try {
+      swept += await sweepErasures({ ...s, exposures: deps.exposures, blobs: deps.blobs, userRefKey: deps.userRefKey }, tenant, now, until);
+    } catch (e) {
+      // Each user's failed sweep is logged, and the events the tenant's other sweeps deleted are counted.
+      if (!(e instanceof ErasureSweepsFailed)) failed('erasure sweep failed', tenant, e);
+      else {
+        swept += e.deleted;
+        for (const f of e.failures) logger.error('erasure sweep failed', { tenant, user_ref: f.userRef, error: errorMessage(f.error) });
+      }
+    }
+  };
+  // The tenants whose erasure sweeps their share cut short (`ERASURE_TENANT_SHARE`).
+  const erasuresCutShort: string[] = [];
   for (const [i, tenant] of order.entries()) {
     if (performance.now() >= passUntil) {
       deferred.push(tenant);
@@ -155,16 +178,11 @@ export async function maintenancePass(deps: MaintenanceDeps, now: number) {
     } catch (e) {
       failed('erasure marker scan failed', tenant, e);
     }
-    try {
-      swept += await sweepErasures({ ...s, exposures: deps.exposures, blobs: deps.blobs, userRefKey: deps.userRefKey }, tenant, now, passUntil);
-    } catch (e) {
-      // Each user's failed sweep is logged, and the events the tenant's other sweeps deleted are counted.
-      if (!(e instanceof ErasureSweepsFailed)) failed('erasure sweep failed', tenant, e);
-      else {
-        swept += e.deleted;
-        for (const f of e.failures) logger.error('erasure sweep failed', { tenant, user_ref: f.userRef, error: errorMessage(f.error) });
-      }
-    }
+    // Half the pass's time left at most (`ERASURE_TENANT_SHARE`): the rest goes on once every tenant has had its turn.
+    const sweepStart = performance.now();
+    const share = sweepStart + (passUntil - sweepStart) * ERASURE_TENANT_SHARE;
+    await sweepTenant(tenant, share);
+    if (performance.now() >= share) erasuresCutShort.push(tenant);
     try {
       segments += await refreshSegmentSizes({ console: s.console, events: deps.segmentEvents }, tenant, now, budget);
     } catch (e) {
@@ -181,6 +199,11 @@ export async function maintenancePass(deps: MaintenanceDeps, now: number) {
     } finally {
       rekeyLeft -= performance.now() - rekeyStart;
     }
+  }
+  // Every tenant has had its turn: those whose erasure sweeps their share cut short go on with the time left.
+  for (const tenant of erasuresCutShort) {
+    if (performance.now() >= passUntil) break;
+    await sweepTenant(tenant, passUntil);
   }
   const next = deferred[0] ?? order[1] ?? order[0];
   if (next !== undefined) await saveCursor(next);

@@ -411,6 +411,51 @@ describe('the maintenance pass: segment size estimates and search folds across t
     }
   });
 
+  it("one tenant's erasure sweeps take half the pass's time left on its turn: the tenant after it has its erasures swept in the same pass, and the first goes on with the time left", async () => {
+    // Found by a review (2026-12-08): a tenant's sweeps had the pass's whole time left, and one with
+    // many events to erase deferred every tenant after it, their erasures included, to later passes.
+    const NOW = 1_800_000_000;
+    let clock = 0;
+    const now = vi.spyOn(performance, 'now').mockImplementation(() => clock);
+    try {
+      const pending: Record<string, { user_id: string; due_at: number; events_through: number }[]> = {
+        a: ['u1', 'u2', 'u3', 'u4', 'u5'].map((user_id) => ({ user_id, due_at: NOW - 1, events_through: 9 })),
+        b: [{ user_id: 'v1', due_at: NOW - 1, events_through: 9 }],
+      };
+      const swept: string[] = [];
+      const deps = idleTenants({
+        tenants: ['a', 'b'],
+        console: {
+          erasureSweeps: async (tenant: string) => [...(pending[tenant] ?? [])],
+          erasedUser: async () => ({ completed_at: NOW - 61 }),
+          removeErasureSweep: async (tenant: string, sweep: { user_id: string }) => {
+            const rows = pending[tenant] ?? [];
+            rows.splice(
+              rows.findIndex((p) => p.user_id === sweep.user_id),
+              1,
+            );
+          },
+        },
+      });
+      // Each of a's sweeps takes 15 s (users with many events); b's takes no time.
+      (deps.stores as unknown as { events: object }).events = {
+        eraseUser: async (tenant: string, user: string) => {
+          swept.push(`${tenant}/${user}`);
+          if (tenant === 'a') clock += 15_000;
+          return { deleted: 1, through: 9 };
+        },
+      };
+      const result = await maintenancePass(deps, NOW);
+      expect(result.deferred).toEqual([]);
+      // a's half of the 40 s (two sweeps), b's, then a's third with the time b left.
+      expect(swept).toEqual(['a/u1', 'a/u2', 'b/v1', 'a/u3']);
+      expect(result.swept).toBe(4);
+      expect(pending.b).toEqual([]);
+    } finally {
+      now.mockRestore();
+    }
+  });
+
   it('reads no erasure marker of a due sweep the pass has no time left to reach', async () => {
     // Found by a review (2026-12-08): each pass read the marker of every due row begun within
     // ERASURE_FINISHED_BY_SECONDS before the first sweep (to leave those waiting for theirs out of
