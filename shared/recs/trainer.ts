@@ -151,29 +151,34 @@ export class ClaimUnconfirmed extends Error {
 
 /**
  * A container task's confirmation of the claim `claim` of its run with its own id `ref`, under
- * attempt `attempt`: a busy refusal is tried again (CONFIRM_RETRY), then thrown. A refusal of its
- * condition (the worker's write of the task's id landed first, or the run is another attempt's) is
- * as good as done. Any other failure (the write may have landed: a dropped connection), or no `ref`
- * (the task could not tell its own id), reads the run back (a busy read tried again): when it still
- * holds this attempt under the claim unconfirmed (neither the worker's write of the task's id nor
- * this one landed), or cannot be read, ClaimUnconfirmed is thrown, and the trainer hands the run
- * back. Until 2026-12-08 the task trained on under the unconfirmed claim, and the maintenance pass
- * ended the run Failed five minutes in (`sweepTaskRuns`), its work lost.
+ * attempt `attempt`: whether the task trains the run. A busy refusal is tried again
+ * (CONFIRM_RETRY), then thrown. A refusal of its condition, any other failure (the write may have
+ * landed: a dropped connection), or no `ref` (the task could not tell its own id), reads the run
+ * back (a busy read tried again). No longer this attempt's (another owns it now): false, and the
+ * task ends without training and writes nothing. This attempt's and named by this task (the
+ * worker's write of the task's id landed first, or this one did; without a `ref`, by any task):
+ * true. This attempt's under the claim unconfirmed, or named by another task (a worker's launch of
+ * a new task for the same claim recorded that one's id: it finds the run started and leaves it),
+ * or not read: ClaimUnconfirmed is thrown, and the trainer hands the run back. Until 2026-12-08 the
+ * task trained on under the unconfirmed claim, and the maintenance pass ended the run Failed five
+ * minutes in (`sweepTaskRuns`), its work lost; and a refusal counted as done, whoever the run then
+ * named: the task trained a run another task, or another attempt, held.
  */
-async function confirmClaim(c: Pick<ConsoleStore, 'get' | 'update'>, tenant: string, jobName: string, claim: RunTask, ref: string | undefined, attempt: string): Promise<void> {
+async function confirmClaim(c: Pick<ConsoleStore, 'get' | 'update'>, tenant: string, jobName: string, claim: RunTask, ref: string | undefined, attempt: string): Promise<boolean> {
   const id = trainingRunId(jobName);
   const unconfirmed = { 'task.runner': claim.runner, 'task.claimed_at': claim.claimed_at, 'task.ref': undefined };
   let why = 'the task could not tell its own id';
   if (ref !== undefined) {
     try {
-      await withRetry(CONFIRM_RETRY, async () => {
+      const applied = await withRetry(CONFIRM_RETRY, async () => {
         try {
           return { value: await c.update(tenant, 'job', id, { task: { ...claim, ref } }, { _attempt: attempt, ...unconfirmed }) };
         } catch (e) {
           return { failure: e, retryable: serviceBusy(e) };
         }
       });
-      return;
+      if (applied) return true;
+      why = 'its write was refused: the run holds another claim or attempt';
     } catch (e) {
       if (serviceBusy(e)) throw e;
       why = `its write failed: ${errorMessage(e)}`;
@@ -185,9 +190,10 @@ async function confirmClaim(c: Pick<ConsoleStore, 'get' | 'update'>, tenant: str
   } catch (e) {
     throw new ClaimUnconfirmed(`${why}; the run could not be read back: ${errorMessage(e)}`);
   }
-  // Named by a task now (the worker's write of this task's id, or this confirmation's, landed), or
-  // no longer this attempt's (its trainer's next check finds it so): nothing to hand back.
-  if (run?._attempt !== attempt || !run.task || run.task.ref !== undefined) return;
+  // No longer this attempt's: in other hands, nothing of it is this task's to write.
+  if (run?._attempt !== attempt) return false;
+  // Named by this task now (the worker's write of its id, or this confirmation's, landed).
+  if (run.task?.ref !== undefined && (ref === undefined || run.task.ref === ref)) return true;
   throw new ClaimUnconfirmed(why);
 }
 
@@ -310,7 +316,14 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
       return;
     }
   }
-  const held = opts.asTask && claim ? { status: 'Queued', 'task.runner': claim.runner, _busy_retries: job._busy_retries } : { status: 'Queued', ...(opts.asTask ? {} : { task: undefined }) };
+  // The claim as read, its time included: a worker's claim again of a run whose task never
+  // confirmed it (`placeRun`, the same runner and token, a new task) between this read and the start
+  // refuses it, the new task's to train (until 2026-12-08 the start held the runner only, and the
+  // stray task trained the run the new task's claim named).
+  const held =
+    opts.asTask && claim
+      ? { status: 'Queued', 'task.runner': claim.runner, 'task.claimed_at': claim.claimed_at, _busy_retries: job._busy_retries }
+      : { status: 'Queued', ...(opts.asTask ? {} : { task: undefined }) };
   const startedAt = now();
   const attempt = randomUUID();
   if (!(await startAttempt(c, tenant, id, { status: 'InProgress', started_at: startedAt, progress: 0.01, _attempt: attempt }, held))) return;
@@ -379,7 +392,11 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
     // unconfirmed, the task hands it back at once (ClaimUnconfirmed, below), before any work, so a
     // new task starts it at the next pass; until 2026-12-08 it trained on, and the maintenance
     // pass ended the run Failed five minutes in.
-    if (opts.asTask && claim && claim.ref === undefined) await confirmClaim(c, tenant, jobName, claim, opts.taskRef, attempt);
+    if (opts.asTask && claim && claim.ref === undefined && !(await confirmClaim(c, tenant, jobName, claim, opts.taskRef, attempt))) {
+      movedAway = true;
+      logger.warn('training task found its run in other hands as it confirmed its claim: left as it is', { tenant, run: jobName, task: opts.taskRef ?? null });
+      return;
+    }
     // In the try: a refused write of this line is handled as any step's (a busy one queues the run
     // again); before the try it left the run InProgress until its message came back, 90 minutes on.
     await log('Started');

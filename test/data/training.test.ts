@@ -1875,9 +1875,10 @@ describe("a container task's run started under a claim its task never confirmed"
   const running: TaskLauncher = { runner: 'test', launch: async () => 'task', inspect: async () => ({ state: 'running' }) };
   /**
    * Trains T's run 1 as a container task whose claim stays unconfirmed as it trains (its
-   * confirmation answered refused, not applied: what the pass sees of a task that trains on under
+   * confirmation answered applied, but not stored: what the pass sees of a task that trains on under
    * such a claim, as one of before 2026-12-08 did in a rolling deploy, when it could not tell its
-   * own id), the pass sweeping once, `passAt` seconds from now, as the task first reads the
+   * own id, or when its confirmation was refused: since 2026-12-08 such a task hands the run back,
+   * or ends), the pass sweeping once, `passAt` seconds from now, as the task first reads the
    * event types (`types`) or stores its artifact (`artifact`): what the pass answered, and the store.
    */
   async function trainSweptMidway(T: string, during: 'types' | 'artifact', passAt: number) {
@@ -1889,7 +1890,7 @@ describe("a container task's run started under a claim its task never confirmed"
     };
     const unconfirmedAsItTrains: ConsoleStore = {
       ...c,
-      update: async (tenant, kind, id, set, held) => (typeof set.task === 'object' && set.task !== null && 'ref' in set.task ? false : c.update(tenant, kind, id, set, held)),
+      update: async (tenant, kind, id, set, held) => (typeof set.task === 'object' && set.task !== null && 'ref' in set.task ? true : c.update(tenant, kind, id, set, held)),
     };
     const store: ConsoleStore =
       during === 'types'
@@ -2189,6 +2190,100 @@ describe("a container task whose run's claim is not its own", () => {
     expect(waiting).toMatchObject({ status: 'Queued', started_at: null, _busy_retries: 1, _unsent_since: expect.any(Number) });
     expect(waiting).not.toHaveProperty('task');
     expect(await logsOf(c, T, 1)).not.toMatch(/Started/);
+  });
+});
+
+describe('a container task whose claim a worker made again for a new task (its own never confirmed)', () => {
+  /** A launcher whose every task is `task-2`, always running. */
+  const second: TaskLauncher = { runner: 'test', launch: async () => 'task-2', inspect: async () => ({ state: 'running' }) };
+  const old = () => Math.floor(Date.now() / 1000) - UNCONFIRMED_CLAIM_SECONDS - 10;
+
+  it("between the task's read of its run and its start: the start is refused, and the new task trains the run", async () => {
+    // Found by a review (2026-12-08): the start held the claim's runner only, so it landed under the
+    // new claim (the same runner and token); the confirmation, refused, counted as done, and the
+    // stray task trained the run the claim named the new task for (here to Completed), which found
+    // it started and left it: on AWS the pass followed the new task, gone, and ended the run.
+    const T = 'reclaimed-before-start';
+    const { c, events, items, blobs, template } = await twoTastes(T);
+    await c.put(T, 'job', { ...job(1, template), task: { runner: 'test', claimed_at: old() } });
+    let reclaimed = false;
+    const racing: ConsoleStore = {
+      ...c,
+      async update(tenant, kind, id, set, held) {
+        if (set.status === 'InProgress' && !reclaimed) {
+          reclaimed = true;
+          expect(await placeRun({ console: c, events }, T, 'train-1', { minEvents: 0, launcher: second })).toBe('task');
+        }
+        return c.update(tenant, kind, id, set, held);
+      },
+    };
+    await runTraining({ console: racing, events, items, blobs }, T, 'train-1', { asTask: true, taskRef: 'task-1', taskToken: taskToken(T, 'train-1', 0) });
+    expect(reclaimed).toBe(true);
+    expect(await c.get<TrainingRun>(T, 'job', 1)).toMatchObject({ status: 'Queued', started_at: null, task: { runner: 'test', ref: 'task-2' } });
+    expect(await logsOf(c, T, 1)).not.toMatch(/Started/);
+    await runTraining({ console: c, events, items, blobs }, T, 'train-1', { asTask: true, taskRef: 'task-2', taskToken: taskToken(T, 'train-1', 0) });
+    expect(await c.get<TrainingRun>(T, 'job', 1)).toMatchObject({ status: 'Completed', model_version: 1, task: { ref: 'task-2' } });
+  });
+
+  it("after both read it, the new task's id recorded as the stray one started it: the stray task's refused confirmation hands the run back, before any work, not trains it", async () => {
+    // Found by the same review: a refused confirmation counted as done whoever the run then named.
+    const T = 'reclaimed-named-another';
+    const { c, events, items, blobs, template } = await twoTastes(T);
+    // Claimed again (for task-2) before the stray task read the run: both hold the same claim, unconfirmed.
+    await c.put(T, 'job', { ...job(1, template), task: { runner: 'test', claimed_at: Math.floor(Date.now() / 1000) } });
+    let seenWork = false;
+    const racing: ConsoleStore = {
+      ...c,
+      async update(tenant, kind, id, set, held) {
+        const applied = await c.update(tenant, kind, id, set, held);
+        // The worker records the new task's id just after the stray task's start lands.
+        if (applied && set.status === 'InProgress') {
+          const claim = (await c.get<TrainingRun>(T, 'job', 1))?.task;
+          expect(await c.update(T, 'job', 1, { task: { ...claim, ref: 'task-2' } }, { 'task.ref': undefined })).toBe(true);
+        }
+        return applied;
+      },
+      async list(tenant, kind) {
+        if (kind === 'event_type') seenWork = true;
+        return c.list(tenant, kind);
+      },
+    };
+    await runTraining({ console: racing, events, items, blobs }, T, 'train-1', { asTask: true, taskRef: 'task-1', taskToken: taskToken(T, 'train-1', 0) });
+    expect(seenWork).toBe(false);
+    const back = await c.get<TrainingRun>(T, 'job', 1);
+    expect(back).toMatchObject({ status: 'Queued', started_at: null, _busy_retries: 1, model_version: null });
+    expect(back).not.toHaveProperty('task');
+  });
+});
+
+describe("a container task's refused confirmation of its claim, the run then another attempt's", () => {
+  it('ends the task before any work, writing nothing: the run is left to the attempt that holds it', async () => {
+    // Found by a review (2026-12-08): a refusal counted as done, and the task logged `Started` and
+    // worked on the run another attempt held until its next look at the run.
+    const T = 'confirm-refused-moved';
+    const { c, events, items, blobs, template } = await twoTastes(T);
+    await c.put(T, 'job', { ...job(1, template), task: { runner: 'test', claimed_at: Math.floor(Date.now() / 1000) } });
+    let seenWork = false;
+    const racing: ConsoleStore = {
+      ...c,
+      async update(tenant, kind, id, set, held) {
+        const applied = await c.update(tenant, kind, id, set, held);
+        // Just after the start lands, the run is another attempt's, named by its task.
+        if (applied && set.status === 'InProgress') {
+          const run = await c.get<TrainingRun>(T, 'job', 1);
+          expect(await c.update(T, 'job', 1, { _attempt: 'another', task: { ...run?.task, ref: 'task-2' } }, { status: 'InProgress' })).toBe(true);
+        }
+        return applied;
+      },
+      async list(tenant, kind) {
+        if (kind === 'event_type') seenWork = true;
+        return c.list(tenant, kind);
+      },
+    };
+    await runTraining({ console: racing, events, items, blobs }, T, 'train-1', { asTask: true, taskRef: 'task-1', taskToken: taskToken(T, 'train-1', 0) });
+    expect(seenWork).toBe(false);
+    expect(await c.get<TrainingRun>(T, 'job', 1)).toMatchObject({ status: 'InProgress', _attempt: 'another', task: { ref: 'task-2' } });
+    expect(await logsOf(c, T, 1)).toBe('');
   });
 });
 
