@@ -300,7 +300,10 @@ const BUSY_WRITE_RETRY = { attempts: 4, baseMs: 1000, maxMs: 8000, jitter: 'full
  * container task that could not record its id on its run (its claim unconfirmed: the task sweep
  * could not follow it), which hands the run back at its start rather than train it: it counts as
  * one of the same BUSY_RETRIES (a new retry makes a new task token, so ECS starts a new task), and
- * is due at the next pass (no wait: nothing is busy); its log line says why.
+ * is due at the next pass (no wait: nothing is busy); its log line says why. With `busy` too (the
+ * task's read back of its run was refused for load past its retries), it waits
+ * UNSENT_RUN_GRACE_SECONDS as a busy requeue does: until 2026-12-08 it was due at the next pass,
+ * the table still busy.
  */
 export async function requeueBusyRun(
   c: Pick<ConsoleStore, 'get' | 'update' | 'appendLog'>,
@@ -308,9 +311,11 @@ export async function requeueBusyRun(
   job: TrainingRun,
   why: string,
   attempt = job._attempt,
-  opts: { handBack?: boolean } = {},
+  opts: { handBack?: boolean; busy?: boolean } = {},
 ): Promise<boolean> {
   let done = 0;
+  // Due at the next pass: a hand-back with nothing busy, nothing to wait out.
+  const dueNow = opts.handBack === true && opts.busy !== true;
   // Once the change was sent, the retry count it held. A change that landed but whose answer was
   // lost (the client sent it again and its own condition refused that, or an error came back after
   // it landed) is known by the run counting more retries than that: nothing else counts one of a
@@ -336,8 +341,7 @@ export async function requeueBusyRun(
         storing_version: undefined,
         _storing_since: undefined,
         _attempt: undefined,
-        // A hand-back is due at the next pass: nothing is busy, there is nothing to wait out.
-        _unsent_since: opts.handBack ? nowSeconds() - UNSENT_RUN_GRACE_SECONDS : nowSeconds(),
+        _unsent_since: dueNow ? nowSeconds() - UNSENT_RUN_GRACE_SECONDS : nowSeconds(),
         _busy_retries: done + 1,
       };
       sent = done;
@@ -350,7 +354,7 @@ export async function requeueBusyRun(
   });
   if (!requeued) return false;
   const message = opts.handBack
-    ? `Its container task could not record its id on the run (${why}), so the run could not be followed were that task to stop: handed back, to start over with a new task at the next maintenance pass (retry ${done + 1} of ${BUSY_RETRIES})`
+    ? `Its container task could not record its id on the run (${why}), so the run could not be followed were that task to stop: handed back, to start over with a new task ${dueNow ? 'at the next maintenance pass' : 'in a few minutes (the table was busy)'} (retry ${done + 1} of ${BUSY_RETRIES})`
     : `A service the run needs was busy (${why}): queued again to start over in a few minutes (retry ${done + 1} of ${BUSY_RETRIES}; its progress starts again from 0)`;
   // Best-effort: the run is queued again whether or not its log says so. Placed, and stamped, at
   // the time its change was sent: a change that landed but whose answer was lost is learnt of on a

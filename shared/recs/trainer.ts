@@ -143,10 +143,18 @@ const CONFIRM_RETRY = { attempts: 4, baseMs: 500, maxMs: 4000, jitter: 'full' } 
 /**
  * A container task that could not record its id on its run (its claim left unconfirmed: the task
  * sweep could not follow it), at its start: the run is handed back (`requeueBusyRun` with
- * `handBack`) rather than trained. The message says why.
+ * `handBack`) rather than trained. The message says why; `busy`: the table was busy throughout
+ * (its read back of the run refused for load past its retries), so the hand-back waits as a busy
+ * requeue does.
  */
 export class ClaimUnconfirmed extends Error {
   override name = 'ClaimUnconfirmed';
+  constructor(
+    message: string,
+    readonly busy = false,
+  ) {
+    super(message);
+  }
 }
 
 /**
@@ -188,7 +196,7 @@ async function confirmClaim(c: Pick<ConsoleStore, 'get' | 'update'>, tenant: str
   try {
     run = await readRun(c, tenant, id);
   } catch (e) {
-    throw new ClaimUnconfirmed(`${why}; the run could not be read back: ${errorMessage(e)}`);
+    throw new ClaimUnconfirmed(`${why}; the run could not be read back: ${errorMessage(e)}`, serviceBusy(e));
   }
   // No longer this attempt's: in other hands, nothing of it is this task's to write.
   if (run?._attempt !== attempt) return false;
@@ -687,7 +695,7 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
     // write refused for an error, thrown) ends the task at once: the run, left under its
     // unconfirmed claim, is ended by the maintenance pass five minutes after it started.
     const handBack = e instanceof ClaimUnconfirmed;
-    if (handBack && (await requeueBusyRun(c, tenant, job, message, attempt, { handBack }))) return;
+    if (handBack && (await requeueBusyRun(c, tenant, job, message, attempt, { handBack, busy: e.busy }))) return;
     // A run that ended meanwhile keeps its end; one asked to stop ends Stopped, as a stop answered
     // Stopping promises (until 2026-12-03 a failure after the stop ended it Failed), the failure logged.
     // Only this attempt (its `_attempt` token, and its `started_at`): a requeue whose answer was

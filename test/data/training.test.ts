@@ -25,7 +25,7 @@ import type { WorkQueue } from '../../shared/queue/messages.ts';
 import { updateEventType } from '../../shared/domain/event-types.ts';
 import type { Endpoint } from '../../shared/domain/endpoints.ts';
 import type { ModelVersion } from '../../shared/domain/model-versions.ts';
-import type { ConsoleStore } from '../../shared/domain/console-records.ts';
+import type { ConsoleKind, ConsoleRecord, ConsoleStore } from '../../shared/domain/console-records.ts';
 import { allocateIds } from '../../shared/data/counters.ts';
 import { dynamoEventStore } from '../../shared/data/events.ts';
 import { dynamoItemStore } from '../../shared/data/items.ts';
@@ -2090,6 +2090,49 @@ describe('a container task that cannot record its id on its run (its claim uncon
     expect(await logsOf(c, T, 1)).toMatch(/^Its container task could not record its id on the run \(its write failed: socket hang up\), /);
     await runTraining({ console: dropped, events, items, blobs }, T, 'train-2', { asTask: true, taskRef: 'task-2', taskToken: taskToken(T, 'train-2', 0) });
     expect(await c.get<TrainingRun>(T, 'job', 2)).toMatchObject({ status: 'Completed', model_version: 1, task: { ref: 'task-2' } });
+  });
+
+  it('whose read back of the run the table refused for load waits UNSENT_RUN_GRACE_SECONDS before the pass sends it, as a busy requeue does', async () => {
+    // Found by a review (2026-12-08): a hand-back was due at the next pass whatever its cause, so one
+    // made because the table was busy throughout sent the run again a minute on into the same load.
+    const T = 'hand-back-busy-read';
+    const { c, events, items, blobs, template } = await twoTastes(T);
+    await c.put(T, 'job', claimed(1, template));
+    // The table refuses every read of the run for load once it has started (the read back's 4 tries).
+    let refusals = 0;
+    const throttled: ConsoleStore = {
+      ...c,
+      async update(tenant, kind, id, set, held) {
+        const applied = await c.update(tenant, kind, id, set, held);
+        if (applied && set.status === 'InProgress') refusals = 4;
+        return applied;
+      },
+      async get<R extends ConsoleRecord>(tenant: string, kind: ConsoleKind, id: number) {
+        if (kind === 'job' && refusals > 0) {
+          refusals -= 1;
+          throw Object.assign(new Error('Rate of requests exceeds the allowed throughput.'), { name: 'ThrottlingException' });
+        }
+        return c.get<R>(tenant, kind, id);
+      },
+    };
+    const { store, seen } = watched(throttled);
+    // The trainer's poll of its run (each second) would take some of those refusals: not run here.
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    try {
+      await runTraining({ console: store, events, items, blobs }, T, 'train-1', { asTask: true, taskToken: taskToken(T, 'train-1', 0) });
+    } finally {
+      vi.useRealTimers();
+    }
+    expect(refusals).toBe(0);
+    expect(seen.worked).toBe(false);
+    const back = await c.get<TrainingRun>(T, 'job', 1);
+    expect(back).toMatchObject({ status: 'Queued', started_at: null, _busy_retries: 1 });
+    expect(await logsOf(c, T, 1)).toMatch(/could not be read back: Rate of requests exceeds.*handed back, to start over with a new task in a few minutes \(the table was busy\)/);
+    const now = Math.floor(Date.now() / 1000);
+    const ecs: TaskLauncher = { runner: 'test', launch: async () => 'task-2', inspect: async () => ({ state: 'running' }) };
+    const pass = (at: number) => sweepTaskRuns({ console: c, decide: async () => undefined, queue: noQueue }, T, ecs, at);
+    expect(await pass(now + 60)).toEqual({ ended: [], sent: [] });
+    expect(await pass(now + UNSENT_RUN_GRACE_SECONDS + 2)).toEqual({ ended: [], sent: ['train-1'] });
   });
 
   it("that cannot hand it back either ends at once, before any work: the run, left under its unconfirmed claim, is the pass's to end five minutes after it started", async () => {
