@@ -113,9 +113,13 @@ export async function maintenancePass(deps: MaintenanceDeps, now: number) {
       cursorFailed = true;
     }
   };
+  // Per tenant, the users whose sweep ran to its end this pass: the second round leaves them out.
+  const sweptUsers = new Map<string, Set<string>>();
   const sweepTenant = async (tenant: string, until: number) => {
+    let handled = sweptUsers.get(tenant);
+    if (!handled) sweptUsers.set(tenant, (handled = new Set()));
     try {
-      swept += await sweepErasures({ ...s, exposures: deps.exposures, blobs: deps.blobs, userRefKey: deps.userRefKey }, tenant, now, until);
+      swept += await sweepErasures({ ...s, exposures: deps.exposures, blobs: deps.blobs, userRefKey: deps.userRefKey }, tenant, now, until, handled);
     } catch (e) {
       // Each user's failed sweep is logged, and the events the tenant's other sweeps deleted are counted.
       if (!(e instanceof ErasureSweepsFailed)) failed('erasure sweep failed', tenant, e);

@@ -182,6 +182,12 @@ export const ERASURE_FINISHED_BY_SECONDS = 300;
  * deleted (the pass logs each failure and counts those). Until 2026-12-07 only the first failure was
  * thrown and the others' deletions were lost from the pass's count: a second user's sweep failing
  * every pass never showed in the logs. Returns the events deleted.
+ * `handled` (the maintenance pass's, per tenant): the users whose sweep ran, not cut short by its
+ * time, are added to it, and a call with the same set leaves them out, so the pass's second round
+ * for a tenant whose share ran out (shared/maintenance.ts `ERASURE_TENANT_SHARE`) goes on with
+ * those cut short or not reached. Until 2026-12-08 that round swept the tenant's due rows again
+ * from the first: a failed sweep was tried and logged twice in a pass, and a row kept for an
+ * erasure still running re-read its user's events, in the time the others were to have.
  */
 export async function sweepErasures(
   deps: {
@@ -196,6 +202,7 @@ export async function sweepErasures(
   tenant: string,
   now: number,
   until = Number.POSITIVE_INFINITY,
+  handled: Set<string> = new Set(),
 ): Promise<number> {
   let deleted = 0;
   const failures: SweepFailure[] = [];
@@ -210,7 +217,7 @@ export async function sweepErasures(
         throw error;
       },
     ));
-  const due = (await deps.console.erasureSweeps(tenant)).filter((s) => s.due_at <= now);
+  const due = (await deps.console.erasureSweeps(tenant)).filter((s) => s.due_at <= now && !handled.has(s.user_id));
   // Those still at it when their half of the time ran out: they go on with the time the others left.
   const cutShort: ErasureSweep[] = [];
   const sweepEach = async (sweeps: readonly ErasureSweep[], again: boolean) => {
@@ -222,8 +229,10 @@ export async function sweepErasures(
       const share = k === sweeps.length - 1 ? until : started + (until - started) / 2;
       try {
         deleted += await sweepOne(deps, tenant, sweep, now, share, experimentIds);
-        if (!again && share < until && performance.now() >= share) cutShort.push(sweep);
+        if (performance.now() < share) handled.add(sweep.user_id);
+        else if (!again && share < until) cutShort.push(sweep);
       } catch (error) {
+        handled.add(sweep.user_id);
         // One user's failure (a write throttled past its retries, an artifact that cannot be read)
         // leaves the others' sweeps to go on (its row stays due); the pass reports it once they have
         // (until 2026-12-07 it ended the tenant's sweeps, and one failing every pass held back every

@@ -456,6 +456,54 @@ describe('the maintenance pass: segment size estimates and search folds across t
     }
   });
 
+  it('the second erasure round of a tenant whose share ran out sweeps only those cut short or not reached: a failed sweep is tried and logged once a pass', async () => {
+    // Found by a review (2026-12-08): the second round swept the tenant's due rows again from the
+    // first, and a failed sweep was tried again and logged twice in the pass.
+    const NOW = 1_800_000_000;
+    let clock = 0;
+    const now = vi.spyOn(performance, 'now').mockImplementation(() => clock);
+    const errors = vi.spyOn(logger, 'error').mockImplementation(() => undefined);
+    try {
+      const pending: Record<string, { user_id: string; due_at: number; events_through: number }[]> = {
+        a: ['u1', 'u2', 'u3', 'u4'].map((user_id) => ({ user_id, due_at: NOW - 1, events_through: 9 })),
+        b: [{ user_id: 'v1', due_at: NOW - 1, events_through: 9 }],
+      };
+      const swept: string[] = [];
+      const deps = idleTenants({
+        tenants: ['a', 'b'],
+        console: {
+          erasureSweeps: async (tenant: string) => [...(pending[tenant] ?? [])],
+          erasedUser: async () => ({ completed_at: NOW - 61 }),
+          removeErasureSweep: async (tenant: string, sweep: { user_id: string }) => {
+            const rows = pending[tenant] ?? [];
+            rows.splice(
+              rows.findIndex((p) => p.user_id === sweep.user_id),
+              1,
+            );
+          },
+        },
+      });
+      // a's u1 fails at once (its row stays due); its others take 15 s each; b's takes no time.
+      (deps.stores as unknown as { events: object }).events = {
+        eraseUser: async (tenant: string, user: string) => {
+          swept.push(`${tenant}/${user}`);
+          if (user === 'u1') throw new Error('artifact unreadable');
+          if (tenant === 'a') clock += 15_000;
+          return { deleted: 1, through: 9 };
+        },
+      };
+      const result = await maintenancePass(deps, NOW);
+      expect(result.deferred).toEqual([]);
+      // a's half of the 40 s (u1 failed, u2, u3), b's, then a's u4 with the time b left: u1 not again.
+      expect(swept).toEqual(['a/u1', 'a/u2', 'a/u3', 'b/v1', 'a/u4']);
+      expect(errors.mock.calls.filter(([what]) => what === 'erasure sweep failed')).toHaveLength(1);
+      expect(pending.a?.map((p) => p.user_id)).toEqual(['u1']);
+    } finally {
+      now.mockRestore();
+      errors.mockRestore();
+    }
+  });
+
   it('reads no erasure marker of a due sweep the pass has no time left to reach', async () => {
     // Found by a review (2026-12-08): each pass read the marker of every due row begun within
     // ERASURE_FINISHED_BY_SECONDS before the first sweep (to leave those waiting for theirs out of
