@@ -26,6 +26,7 @@ import {
   type Row,
 } from './ops.ts';
 import { errorMessage } from '../domain/errors.ts';
+import { IN_FLIGHT_SECONDS } from '../domain/in-flight.ts';
 
 /*
  * Events are append-only (the Event entity of entities.ts). The table spreads a tenant's log over
@@ -294,16 +295,25 @@ export function dynamoEventStore(t: TableRef): EventStore {
     issuedThrough,
 
     async lastSentBy(tenant: string, userId: string, at: number): Promise<number> {
-      // The user's index newest first, only the events ingested by then: the first found is the one.
-      const input: QueryInput = { ...refine(byUser.query({ tenant, user_id: userId }), { filter: (x) => x.cmp('created', '<=', at), project: ['id'] }), ScanIndexForward: false };
+      // The user's index oldest first, up to the first event ingested IN_FLIGHT_SECONDS past `at`:
+      // every later id was handed out after it, to a request begun after `at` (a write request
+      // ends within them). So the read is of the events the erasure erases (which its finish
+      // deletes), not of every one the user sent since: until 2026-12-08 it read the index newest
+      // first through all of those, however many, in no time bound of the pass, and again at each
+      // pass while the bound was 0 (the user's events up to it gone).
+      const input: QueryInput = refine(byUser.query({ tenant, user_id: userId }), { project: ['id', 'created'] });
+      let through = 0;
       let start: Row | undefined;
       do {
         const page = await queryPage(t, { ...input, Limit: 1000, ...(start ? { ExclusiveStartKey: start } : {}) });
-        const newest = page.items[0];
-        if (newest) return Number(newest.id);
+        for (const row of page.items) {
+          const created = Number(row.created);
+          if (created > at + IN_FLIGHT_SECONDS) return through;
+          if (created <= at) through = Math.max(through, Number(row.id));
+        }
         start = page.lastKey;
       } while (start);
-      return 0;
+      return through;
     },
 
     async erasedIn(tenant: string, from: number, to: number, upTo: number): Promise<number> {

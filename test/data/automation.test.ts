@@ -1483,6 +1483,40 @@ describe('erasure', () => {
     expect(await c.erasureSweeps(T)).toEqual([]);
   });
 
+  it("the bound of the finish of an erasure the older code cut off reads the user's events up to it, not every one the user sent since", async () => {
+    // Found by a review (2026-12-08): lastSentBy read the user's index newest first through every
+    // event sent after the erasure began, in no time bound of the pass (and again each pass while
+    // the bound was 0): a user who went on sending for days held the pass past its function's time.
+    const { events } = db.stores;
+    const T = 'er47';
+    const began = nowSeconds() - 3600;
+    const [before] = await events.append(T, [ev('busy', 'view', 1)], began - 10);
+    // In flight as it began: ingested within IN_FLIGHT_SECONDS, a later id, created by then.
+    const [inFlight] = await events.append(T, [ev('busy', 'view', 2)], began);
+    await events.append(
+      T,
+      Array.from({ length: 2100 }, (_, i) => ev('busy', 'view', i + 3)),
+      began + 60,
+    );
+    let pages = 0;
+    const counting: TableRef = {
+      ...db.table,
+      signed: {
+        ...db.table.signed,
+        async query(input) {
+          if (input.IndexName === 'gsi1') pages += 1;
+          return db.table.signed.query(input);
+        },
+      },
+    };
+    const store = dynamoEventStore(counting);
+    expect(await store.lastSentBy(T, 'busy', began)).toBe(inFlight?.id);
+    expect(await store.lastSentBy(T, 'busy', began - 5)).toBe(before?.id);
+    // None by then (the older code's erasure deleted them): 0, found at the first event.
+    expect(await store.lastSentBy(T, 'busy', began - 100)).toBe(0);
+    expect(pages).toBe(3);
+  });
+
   it('a marker the older code left running with no row, begun under ERASURE_FINISHED_BY_SECONDS ago, gets a row due then: it is finished no sooner', async () => {
     const { events, console: c, idempotency } = db.stores;
     const T = 'er43';
