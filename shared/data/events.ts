@@ -295,20 +295,22 @@ export function dynamoEventStore(t: TableRef): EventStore {
     issuedThrough,
 
     async lastSentBy(tenant: string, userId: string, at: number): Promise<number> {
-      // The user's index oldest first, up to the first event ingested IN_FLIGHT_SECONDS past `at`:
-      // every later id was handed out after it, to a request begun after `at` (a write request
-      // ends within them). So the read is of the events the erasure erases (which its finish
-      // deletes), not of every one the user sent since: until 2026-12-08 it read the index newest
-      // first through all of those, however many, in no time bound of the pass, and again at each
-      // pass while the bound was 0 (the user's events up to it gone).
-      const input: QueryInput = refine(byUser.query({ tenant, user_id: userId }), { project: ['id', 'created'] });
+      // The user's index oldest first, up to the first event ingested IN_FLIGHT_SECONDS past `at`
+      // by a request with no Idempotency-Key: its id was handed out as it was ingested (not by an
+      // earlier attempt, which a keyed retry resumes under, its rows ingested late), so every
+      // later one was handed out after it, to a request begun after `at` (a write request ends
+      // within them). So the read is of the events the erasure erases (which its finish deletes),
+      // not of every one the user sent since (of a client that sends no key): until 2026-12-08 it
+      // read the index newest first through all of those, however many, in no time bound of the
+      // pass, and again at each pass while the bound was 0 (the user's events up to it gone).
+      const input: QueryInput = refine(byUser.query({ tenant, user_id: userId }), { project: ['id', 'created', 'idempotency_key'] });
       let through = 0;
       let start: Row | undefined;
       do {
         const page = await queryPage(t, { ...input, Limit: 1000, ...(start ? { ExclusiveStartKey: start } : {}) });
         for (const row of page.items) {
           const created = Number(row.created);
-          if (created > at + IN_FLIGHT_SECONDS) return through;
+          if (created > at + IN_FLIGHT_SECONDS && row.idempotency_key === undefined) return through;
           if (created <= at) through = Math.max(through, Number(row.id));
         }
         start = page.lastKey;

@@ -262,7 +262,8 @@ export interface EventStore {
    * The greatest id of the user's events ingested (`created`) at or before `at` (unix seconds), 0 for
    * none: the bound of an erasure that began at `at` and recorded none (`sweepErasures`' finish of
    * one the older code cut off), its events those up to it, the user's later ones kept. Reads the
-   * user's events oldest first, up to the first ingested IN_FLIGHT_SECONDS past `at`.
+   * user's events oldest first, up to the first ingested IN_FLIGHT_SECONDS past `at` by a
+   * request with no Idempotency-Key (a keyed retry resumes under ids handed out earlier).
    */
   lastSentBy(tenant: string, userId: string, at: number): Promise<number>;
   /** How many of the ids from `from` to `to` are of events an erasure deleted (marks kept 30 days), counting up to `upTo`. */

@@ -1491,8 +1491,13 @@ describe('erasure', () => {
     const T = 'er47';
     const began = nowSeconds() - 3600;
     const [before] = await events.append(T, [ev('busy', 'view', 1)], began - 10);
+    // A retry resumed under ids its first attempt reserved before the erasure began, ingested long
+    // after: a lower id than the next, which was sent before the erasure began.
+    const reserved = await allocateIds(db.table, T, 'event', 1);
     // In flight as it began: ingested within IN_FLIGHT_SECONDS, a later id, created by then.
     const [inFlight] = await events.append(T, [ev('busy', 'view', 2)], began);
+    const [resumed] = await events.append(T, [ev('busy', 'view', 0)], began + 600, { reuse: reserved, idempotencyKey: 'k' });
+    expect(resumed?.id).toBeLessThan(inFlight?.id ?? 0);
     await events.append(
       T,
       Array.from({ length: 2100 }, (_, i) => ev('busy', 'view', i + 3)),
