@@ -285,7 +285,12 @@ export function dynamoEventStore(t: TableRef): EventStore {
             });
             ids.forEach((id) => erased.add(id));
           }
-          start = page.lastKey;
+          // The index is in id order: past the bound, every later event is one the erasure keeps,
+          // not read (until 2026-12-08 every pass read them all, the user's events sent since
+          // included: a finish or sweep of a user who went on sending many outran its pass's time at
+          // each pass, its row due for good).
+          const last = page.items[page.items.length - 1];
+          start = last !== undefined && Number(last.id) > through ? undefined : page.lastKey;
         } while (start);
         if (!found) break;
       }

@@ -1522,6 +1522,36 @@ describe('erasure', () => {
     expect(pages).toBe(3);
   });
 
+  it("an erasure's deletion reads the user's events up to its bound, not those the user sent after it, which it keeps", async () => {
+    // Found by a review (2026-12-08): each read of the user's index went on through every event the
+    // user sent since, however many: a sweep of a user who went on sending outran its time each pass.
+    const { events } = db.stores;
+    const T = 'er48';
+    const [erased] = await events.append(T, [ev('keeps', 'view', 1)], 100);
+    await events.append(
+      T,
+      Array.from({ length: 2100 }, (_, i) => ev('keeps', 'view', i + 2)),
+      200,
+    );
+    let pages = 0;
+    const counting: TableRef = {
+      ...db.table,
+      signed: {
+        ...db.table.signed,
+        async query(input) {
+          if (input.IndexName === 'gsi1') pages += 1;
+          return db.table.signed.query(input);
+        },
+      },
+    };
+    const swept = await dynamoEventStore(counting).eraseUser(T, 'keeps', undefined, erased?.id);
+    expect(swept).toMatchObject({ deleted: 1, finished: true });
+    expect(await events.get(T, erased?.id ?? 0)).toBeUndefined();
+    expect((await events.list(T, { limit: 5, userId: 'keeps' })).rows).toHaveLength(5);
+    // One page a read: the one that erased it, and the one that found nothing more.
+    expect(pages).toBe(2);
+  });
+
   it('a marker the older code left running with no row, begun under ERASURE_FINISHED_BY_SECONDS ago, gets a row due then: it is finished no sooner', async () => {
     const { events, console: c, idempotency } = db.stores;
     const T = 'er43';
