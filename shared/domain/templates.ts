@@ -4,7 +4,7 @@ import { nowSeconds } from '../clock.ts';
 import * as S from '../schemas/console.ts';
 import { newId, notFound, recordPage, storedBefore, type ConsoleRecord, type ConsoleStore } from './console-records.ts';
 import { findEndpoint } from './endpoints.ts';
-import { InvalidInput, PreconditionFailed } from './errors.ts';
+import { Conflict, InvalidInput, PreconditionFailed } from './errors.ts';
 import type { EventType } from './event-types.ts';
 import type { IdPlan } from './types.ts';
 
@@ -118,9 +118,10 @@ export const getTemplate = async (c: ConsoleStore, tenant: string, id: number) =
  * and what happens to its versions, not what they train on.
  */
 export async function updateTemplate(c: ConsoleStore, tenant: string, id: number, b: z.output<typeof S.templatePatch>) {
-  // A publish (with automation fields at most) whose template was published meanwhile is decided
-  // again on it as Published: the retried publish it now is (two publishes at once, a client's
-  // retry of one still in flight, say). Until 2026-12-03 the second was refused, "changed meanwhile".
+  // A change whose template was published meanwhile is decided again on it as Published: a publish
+  // (with automation fields at most) is the retried publish it now is (two publishes at once, a
+  // client's retry of one still in flight, say; until 2026-12-03 the second was refused, "changed
+  // meanwhile"), an edit is refused as frozen.
   for (let attempt = 0; ; attempt++) {
     const t = await findTemplate(c, tenant, id);
     // Publishing a Published template again (a retried PATCH) changes nothing: taken as the automation fields are, not refused.
@@ -139,8 +140,11 @@ export async function updateTemplate(c: ConsoleStore, tenant: string, id: number
     // Answered as this write left it: read back after it, a PATCH made meanwhile answered its own name or event types for this one's.
     const written = await c.updated<Template>(tenant, 'template', id, set, automationOnly ? {} : { status: 'Draft' });
     if (written) return templateView(written);
-    // Written only while a Draft: any other change of a Draft published meanwhile is refused.
-    const publishOnly = b.status === 'Published' && Object.keys(b).every((k) => k === 'status' || (S.TEMPLATE_AUTOMATION_FIELDS as readonly string[]).includes(k));
-    if (attempt > 0 || !publishOnly) throw new PreconditionFailed(`Template ${id} changed meanwhile; retry.`);
+    // Written only while a Draft, and a template is never a Draft again once published: a change
+    // whose write found it published meanwhile is decided again on it as it is now, a publish as
+    // the retried publish it has become, an edit refused as a Published template's edit is (until
+    // 2026-12-08 the edit was refused with 400 "changed meanwhile; retry", a retry that could
+    // only meet that refusal). A second miss (no template to write) is a conflict, 409.
+    if (attempt > 0) throw new Conflict('changed_meanwhile', `Template ${id} kept changing meanwhile; retry.`);
   }
 }

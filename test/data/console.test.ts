@@ -4,6 +4,7 @@ import { setClock } from '../../shared/clock.ts';
 import { createEndpoint, findEndpoint, getEndpoint, listEndpoints, makeDefaultEndpoint, type Endpoint } from '../../shared/domain/endpoints.ts';
 import { createEventType, type EventType } from '../../shared/domain/event-types.ts';
 import { createTemplate, getTemplate, updateTemplate } from '../../shared/domain/templates.ts';
+import { PreconditionFailed } from '../../shared/domain/errors.ts';
 import { getTrainingRun, listTrainingRuns, stopTrainingRun, trainingRunLogs, type TrainingRun, type TrainingRunStatus } from '../../shared/domain/training-runs.ts';
 import { dynamoConsoleStore } from '../../shared/data/console.ts';
 import { ContextMarker } from '../../shared/data/entities.ts';
@@ -39,7 +40,7 @@ describe('training templates', () => {
     expect((await getTemplate(c, 'tp', t.id)).name).toBe('shop');
   });
 
-  it('an edit of a Draft that is published between its read and its write is refused: the Published template stays as published', async () => {
+  it('an edit of a Draft that is published between its read and its write is refused as a Published template edit is: the Published template stays as published', async () => {
     // A Published template is frozen (the spec): an edit's write holds only while the template is
     // still a Draft, else a name or event types sent to the Draft would change what runs train on.
     const c = db.stores.console;
@@ -56,7 +57,10 @@ describe('training templates', () => {
         return c.updated(tenant, kind, id, set, expect);
       },
     } as ConsoleStore;
-    await expect(updateTemplate(publishing, 'tp-race', t.id, { name: 'renamed' })).rejects.toThrow(/changed meanwhile/);
+    // Refused for what it met (a 400 a retry meets again), not "changed meanwhile; retry" (until 2026-12-08).
+    const refused = updateTemplate(publishing, 'tp-race', t.id, { name: 'renamed' });
+    await expect(refused).rejects.toBeInstanceOf(PreconditionFailed);
+    await expect(refused).rejects.toThrow(`Template ${t.id} is Published and can no longer be changed (except its schedule and auto_promote).`);
     expect(await getTemplate(c, 'tp-race', t.id)).toMatchObject({ name: 'shop', status: 'Published' });
   });
 });

@@ -303,7 +303,7 @@ export interface paths {
         head?: never;
         /**
          * Edit or publish a training template
-         * @description A Draft template can be edited and published (`{"status":"Published"}`); a Published one only takes `schedule`, `auto_promote` and `status: "Published"` again (a retried publish changes nothing; else 400, the Platform error naming what it still takes).
+         * @description A Draft template can be edited and published (`{"status":"Published"}`); a Published one only takes `schedule`, `auto_promote` and `status: "Published"` again (a retried publish changes nothing; else 400, the Platform error naming what it still takes, also for an edit of a Draft published between its read and its write).
          *
          *     API key scopes: admin, events.
          *
@@ -3060,6 +3060,7 @@ export interface operations {
             401: components["responses"]["PlatformError401"];
             403: components["responses"]["PlatformError403"];
             404: components["responses"]["PlatformError404"];
+            409: components["responses"]["PlatformError409"];
             413: components["responses"]["PlatformError413"];
             429: components["responses"]["GatewayThrottled429"];
             500: components["responses"]["PlatformError500"];
