@@ -128,15 +128,19 @@ export async function updateTemplate(c: ConsoleStore, tenant: string, id: number
     const republish = t.status === 'Published' && b.status === 'Published';
     const automationOnly = Object.keys(b).every((k) => (S.TEMPLATE_AUTOMATION_FIELDS as readonly string[]).includes(k) || (k === 'status' && republish));
     if (t.status === 'Published' && !automationOnly) throw new PreconditionFailed(`Template ${id} is Published and can no longer be changed (except its schedule and auto_promote).`);
-    if (republish && Object.keys(b).length === 1) return templateView(t);
     const now = nowSeconds();
     const { schedule, auto_promote, ...rest } = b;
-    const set = {
+    const changes: Record<string, unknown> = {
       ...rest,
       ...(b.event_types ? { event_types: await checkEventTypes(c, tenant, b.event_types) } : {}),
       ...(await automationFields(c, tenant, { schedule, auto_promote }, now, t)),
-      updated_at: now,
     };
+    // A change of nothing (each field sent as the template holds it: a retried publish, a PATCH
+    // sent twice, a form saved unchanged) writes nothing and answers the template as it is,
+    // `updated_at` as it was, as a rule's does (until 2026-12-08 only a publish sent alone did so).
+    const holds = (k: string, v: unknown) => canonicalJson(v ?? null) === canonicalJson(t[k as keyof Template] ?? null);
+    if (Object.entries(changes).every(([k, v]) => holds(k, v))) return templateView(t);
+    const set = { ...changes, updated_at: now };
     // Answered as this write left it: read back after it, a PATCH made meanwhile answered its own name or event types for this one's.
     const written = await c.updated<Template>(tenant, 'template', id, set, automationOnly ? {} : { status: 'Draft' });
     if (written) return templateView(written);

@@ -62,6 +62,39 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(() => t.stop());
 
+describe('template changes', () => {
+  it('a PATCH that sends each field as the template holds it changes nothing: 200 with the template as it is, updated_at as it was (Draft and Published)', async () => {
+    const made = await P('POST', '/api/events/templates', { name: 'as is', event_types: eventTypes, thresholds: { per_signal_min: 1, total_min: 10 } });
+    expect(made.status, JSON.stringify(made.body)).toBe(201);
+    const id = made.body.id as number;
+    // A second on, so that a write would show in updated_at.
+    await new Promise((r) => setTimeout(r, (made.body.updated_at + 1) * 1000 - Date.now() + 50));
+    const same = [
+      { name: 'as is' },
+      { status: 'Draft' },
+      { thresholds: { total_min: 10, per_signal_min: 1 } },
+      { event_types: eventTypes.map((e) => ({ ...e, weight: 1 })), name: 'as is' },
+      { schedule: null, auto_promote: null },
+    ];
+    for (const body of same) {
+      const r = await P('PATCH', `/api/events/templates/${id}`, body);
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      expect(r.body, JSON.stringify(body)).toEqual(made.body);
+    }
+    expect((await P('GET', `/api/events/templates/${id}`)).body).toEqual(made.body);
+    // A change is one: updated_at moves.
+    const published = await P('PATCH', `/api/events/templates/${id}`, { status: 'Published' });
+    expect(published.body).toMatchObject({ status: 'Published', updated_at: expect.any(Number) });
+    expect(published.body.updated_at).toBeGreaterThan(made.body.updated_at);
+    await new Promise((r) => setTimeout(r, (published.body.updated_at + 1) * 1000 - Date.now() + 50));
+    for (const body of [{ status: 'Published' }, { status: 'Published', schedule: null }, { auto_promote: null }]) {
+      const r = await P('PATCH', `/api/events/templates/${id}`, body);
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      expect(r.body, JSON.stringify(body)).toEqual(published.body);
+    }
+  });
+});
+
 describe('schedules', () => {
   it('a template takes a schedule (also once Published) and shows its next run; a due run starts once, however many passes overlap', async () => {
     const id = await publishedTemplate('nightly');
