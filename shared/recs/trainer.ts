@@ -527,8 +527,15 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
     // (until 2026-12-07 only the signals kept counted, so a run whose signals held total_min
     // events failed once one of them was left out). Training still needs a signal to train on.
     const leftOutSignals = below.length ? ` (left out: ${below.join(', ')}, below per_signal_min ${per_signal_min})` : '';
-    if (raw.length < total_min || raw.length === 0) {
+    if (raw.length < total_min) {
       throw new ThresholdError(`Not enough events: ${raw.length} usable events across all signals${leftOutSignals}, total_min is ${total_min}.`);
+    }
+    // No event at all, with total_min 0 (met): until 2026-12-08 this said "0 usable events across
+    // all signals, total_min is 0", as if that threshold had refused the run.
+    if (raw.length === 0) {
+      throw new ThresholdError(
+        `Not enough events: no usable event of the template's event types (${[...weightOf.keys()].join(', ') || 'none'}) to train on; total_min ${total_min} is met, but training needs events.`,
+      );
     }
     // Events there are, and every signal holding them is below per_signal_min.
     if (kept.length === 0) {

@@ -1159,6 +1159,17 @@ describe('training thresholds', () => {
       model_version: null,
       error: 'Not enough events: no signal is left to train on (left out: rating, view, below per_signal_min 4); 5 usable events across all signals, total_min is 5.',
     });
+    // Thresholds of 0 and no event of the template's types: total_min is met, the run fails for
+    // want of events, saying that (not "0 usable events ..., total_min is 0", as if it were refused by it).
+    await c.put(T4, 'event_type', { id: 3, name: 'share', weight: 1, created: now });
+    await c.put(T4, 'template', { ...template(4, 0, 0), event_types: [{ id: 3, weight: 1 }] });
+    await c.put(T4, 'job', job(4, 4, 'popularity'));
+    await runTraining({ console: c, events, items, blobs }, T4, 'train-4');
+    expect(await c.get<TrainingRun>(T4, 'job', 4)).toMatchObject({
+      status: 'Failed',
+      model_version: null,
+      error: "Not enough events: no usable event of the template's event types (share) to train on; total_min 0 is met, but training needs events.",
+    });
   });
 });
 
