@@ -212,7 +212,8 @@ const SHOWS_IN_BMP = /[^\t-\r \x85\xa0\xad\u034f\u061c\u115f\u1160\u1680\u17b4\u
 /** A line of text a console shows (a name, a key's environment): not blank (nothing that shows), no control characters. */
 export const oneLine = (field: string, max: number) =>
   z.string({ error: kindOf(field, 'a string') }).check(
-    z.minLength(1, `${field} must not be empty`),
+    // An empty one is said to be empty alone (until 2026-12-08 also "must not be blank": the field named twice).
+    z.minLength(1, { error: `${field} must not be empty`, abort: true }),
     z.maxLength(max, `${field} must be at most ${max} characters`),
     z.regex(SHOWS_IN_BMP, `${field} must not be blank`),
     // Past the BMP, ignorables alone (tag characters): blank too, said once.

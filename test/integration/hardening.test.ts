@@ -418,6 +418,17 @@ describe('names a person gives records', () => {
       expect(r.body.error, path).toMatch(/name: name must not be blank/);
       expect(r.body.error, path).not.toMatch(/blank.*blank/);
     }
+    // An empty one is empty, said once (until 2026-12-08 "name must not be empty, name must not be blank").
+    for (const [path, body, field] of [
+      ['/api/contexts', { name: '' }, 'name'],
+      ['/api/clients', { name: '' }, 'name'],
+      ['/api/api-keys', { name: '', scopes: ['admin'] }, 'name'],
+      ['/api/api-keys', { name: 'k', environment: '', scopes: ['admin'] }, 'environment'],
+    ] as const) {
+      const r = await P('POST', path, body);
+      expect(r.status, path).toBe(400);
+      expect(r.body.error, path).toBe(`Invalid request body. ${field}: ${field} must not be empty.`);
+    }
     // A name with one character that shows among them is a name.
     const named = await P('POST', '/api/contexts', { name: '\u200b\u00e9\u200d' });
     expect(named.status).toBe(201);
