@@ -500,3 +500,18 @@ describe('an answer naming every field in error (a Core review: 400s past what L
     expect(lambdaBytes(r)).toBeLessThan(LAMBDA_ANSWER / 4);
   });
 });
+
+describe('numbers DynamoDB cannot store, in a field of a narrower range', () => {
+  it("are told the field's own range, not 0 where 0 is refused: a run's learning_rate, a policy's min_factor", async () => {
+    const P = (method: string, path: string, body: unknown) => t.demo.platform(method, path, body);
+    const rate = await P('POST', '/api/training-jobs', { template_id: 1, options: { learning_rate: 1e-300 } });
+    expect(rate.status).toBe(400);
+    expect(rate.body).toEqual({ error: 'Invalid request body. options.learning_rate: learning_rate cannot be stored: use a value from 1e-130 to 1.' });
+    const factor = await P('POST', '/api/events/templates', { name: 'tiny', event_types: [{ id: 1 }], auto_promote: { endpoint_name: 'main', min_factor: 1e-200 } });
+    expect(factor.status).toBe(400);
+    expect(factor.body).toEqual({ error: 'Invalid request body. auto_promote.min_factor: min_factor cannot be stored: use a value from 1e-130 to 10.' });
+    // A field that takes 0 is still told so.
+    const threshold = await P('POST', '/api/events/templates', { name: 'tiny', event_types: [{ id: 1 }], thresholds: { per_signal_min: 1e-200, total_min: 0 } });
+    expect(threshold.body.error).toContain('per_signal_min cannot be stored: use 0 or a magnitude from 1e-130 to 9007199254740991');
+  });
+});
