@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { between, displayName, intBetween, intOf, intParam, kindOf, plainInt, numericId, oneLineOnly, recordDescription, unstorable } from './common.ts'; // and English messages for zod/mini
+import { between, displayName, intBetween, intOf, intParam, kindOf, missingOr, plainInt, numericId, oneLineOnly, recordDescription, unstorable } from './common.ts'; // and English messages for zod/mini
 import { documentAs, documentChecks } from './doc.ts';
 import { NotFound } from '../domain/errors.ts';
 import { EVENT_TYPE_PATTERN, RESERVED_EVENT_FIELDS } from './events.ts';
@@ -63,7 +63,13 @@ const templateEventTypes = z.array(z.strictObject({ id: plainInt('Must be greate
 
 /** `PATCH /api/model-endpoints/{id}`: makes it the default (the default moves; it is never unset). */
 export const endpointPatch = z.strictObject({
-  is_default: z.literal(true, 'is_default can only be set to true: to move the default, make another endpoint the default'),
+  // Not sent (`{}`): said to be required, not "can only be set to true" (until 2026-12-08), as if false had been sent.
+  is_default: z.literal(true, {
+    error: missingOr(
+      'is_default is required: send {"is_default": true} to make this endpoint the default',
+      'is_default can only be set to true: to move the default, make another endpoint the default',
+    ),
+  }),
 });
 
 export const endpointBody = z.strictObject({

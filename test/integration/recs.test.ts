@@ -153,7 +153,14 @@ describe('console records', () => {
     expect((await P('PATCH', `/api/model-endpoints/${a.body.id}`, { is_default: true })).body.is_default).toBe(true);
     expect(await defaults()).toEqual(['main']);
     // The default is never unset, only moved; an unknown endpoint is 404.
-    expect((await P('PATCH', `/api/model-endpoints/${side.body.id}`, { is_default: false })).status).toBe(400);
+    expect((await P('PATCH', `/api/model-endpoints/${side.body.id}`, { is_default: false })).body).toEqual({
+      error: 'Invalid request body. is_default: is_default can only be set to true: to move the default, make another endpoint the default.',
+    });
+    // Nothing sent: is_default is said to be required (until 2026-12-08 the message for false, which was not sent).
+    expect(await P('PATCH', `/api/model-endpoints/${side.body.id}`, {})).toMatchObject({
+      status: 400,
+      body: { error: 'Invalid request body. is_default: is_default is required: send {"is_default": true} to make this endpoint the default.' },
+    });
     expect((await P('PATCH', '/api/model-endpoints/9999', { is_default: true })).status).toBe(404);
   });
 
