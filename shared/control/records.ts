@@ -711,11 +711,14 @@ export async function putRerank(c: ControlPorts, who: Caller, contextId: number,
   if (context_id !== undefined && context_id !== contextId)
     throw new InvalidInput('Invalid request body.', { context_id: [`context_id must be the context in the query (${contextId}), or left out`] });
   await needContext(c, who.tenant, contextId);
-  const rec = await withRetry<Stored<RerankRecord>>(RACES, async () => {
+  const rec = await withRetry<Stored<RerankRecord> | undefined>(RACES, async () => {
     const cur = await c.get<Stored<RerankRecord>>(who.tenant, 'rerank', contextId);
     const rec: Stored<RerankRecord> = { id: contextId, context_id: contextId, ...defined(b), updated_at: nowSeconds(), _rev: (cur?._rev ?? 0) + 1 };
     // The same controls again (a PUT sent twice): nothing written, as a change of nothing (`change`).
-    if (cur && CONTROLS.every((k) => isDeepStrictEqual(cur[k], rec[k]))) return { value: cur };
+    // So is a PUT of no control to a context that has none (`{}`, or GET's all-null answer sent
+    // back): until 2026-12-08 it stored a record of nothing, `updated_at` set and a `create` entry
+    // in the trail whose `after` held no control.
+    if (CONTROLS.every((k) => isDeepStrictEqual(cur?.[k], rec[k]))) return { value: cur };
     const entry = entryOf(who, await c.auditId(who.tenant), cur ? 'update' : 'create', `rerank-controls/${contextId}`, cur ? rerankView(contextId, cur) : null, rerankView(contextId, rec));
     return (await c.replace(who.tenant, 'rerank', rec, cur ? { _rev: cur._rev } : 'new', { entry })) ? { value: rec } : { failure: busy('Rerank controls of context', contextId), retryable: true };
   });

@@ -612,6 +612,12 @@ describe('rerank controls', () => {
     const ctx = await context('rerank');
     const unset = { context_id: ctx, diversity: null, popularity_weight: null, freshness_weight: null, max_per_category: null, exclude_seen: null, updated_at: null };
     expect(ok(await P('GET', `/api/rerank-controls?contextId=${ctx}`))).toEqual(unset);
+    // No control to a context that has none (a form saved unchanged, GET's answer sent back) is no
+    // change: nothing stored, updated_at still null, no entry in the trail (until 2026-12-08 a
+    // record of nothing and a `create` entry).
+    for (const body of [{}, unset, { diversity: null }]) expect(ok(await P('PUT', `/api/rerank-controls?contextId=${ctx}`, body)), JSON.stringify(body)).toEqual(unset);
+    expect(ok(await P('GET', `/api/rerank-controls?contextId=${ctx}`))).toEqual(unset);
+    expect(ok(await P('GET', `/api/audit?resource=rerank-controls/${ctx}`)).data).toEqual([]);
     const set = ok(await P('PUT', `/api/rerank-controls?contextId=${ctx}`, { diversity: 0.3, max_per_category: 2, popularity_weight: 1.5 }));
     expect(set).toEqual({ ...unset, diversity: 0.3, max_per_category: 2, popularity_weight: 1.5, updated_at: expect.any(Number) });
     expect(ok(await P('GET', `/api/rerank-controls?contextId=${ctx}`))).toEqual(set);
