@@ -124,21 +124,26 @@ export async function updateTemplate(c: ConsoleStore, tenant: string, id: number
   // meanwhile"), an edit is refused as frozen.
   for (let attempt = 0; ; attempt++) {
     const t = await findTemplate(c, tenant, id);
+    const holds = (k: string, v: unknown) => canonicalJson(v ?? null) === canonicalJson(t[k as keyof Template] ?? null);
     // Publishing a Published template again (a retried PATCH) changes nothing: taken as the automation fields are, not refused.
     const republish = t.status === 'Published' && b.status === 'Published';
-    const automationOnly = Object.keys(b).every((k) => (S.TEMPLATE_AUTOMATION_FIELDS as readonly string[]).includes(k) || (k === 'status' && republish));
+    // So is a frozen field a Published template holds as sent (a publish that renamed it, sent
+    // again, or two such at once; a form saved unchanged): until 2026-12-08 refused, 400 "is Published".
+    const heldAsSent = (k: keyof typeof b) => t.status === 'Published' && holds(k, k === 'event_types' ? b.event_types?.map((e) => ({ id: e.id, weight: e.weight ?? 1 })) : b[k]);
+    const automationOnly = (Object.keys(b) as (keyof typeof b)[]).every((k) => (S.TEMPLATE_AUTOMATION_FIELDS as readonly string[]).includes(k) || (k === 'status' && republish) || heldAsSent(k));
     if (t.status === 'Published' && !automationOnly) throw new PreconditionFailed(`Template ${id} is Published and can no longer be changed (except its schedule and auto_promote).`);
     const now = nowSeconds();
-    const { schedule, auto_promote, ...rest } = b;
+    const { schedule, auto_promote, ...sent } = b;
+    // Of a Published template, only the automation fields can change (the others it holds as sent).
+    const rest = t.status === 'Published' ? {} : sent;
     const changes: Record<string, unknown> = {
       ...rest,
-      ...(b.event_types ? { event_types: await checkEventTypes(c, tenant, b.event_types) } : {}),
+      ...(rest.event_types ? { event_types: await checkEventTypes(c, tenant, rest.event_types) } : {}),
       ...(await automationFields(c, tenant, { schedule, auto_promote }, now, t)),
     };
     // A change of nothing (each field sent as the template holds it: a retried publish, a PATCH
     // sent twice, a form saved unchanged) writes nothing and answers the template as it is,
     // `updated_at` as it was, as a rule's does (until 2026-12-08 only a publish sent alone did so).
-    const holds = (k: string, v: unknown) => canonicalJson(v ?? null) === canonicalJson(t[k as keyof Template] ?? null);
     if (Object.entries(changes).every(([k, v]) => holds(k, v))) return templateView(t);
     const set = { ...changes, updated_at: now };
     // Answered as this write left it: read back after it, a PATCH made meanwhile answered its own name or event types for this one's.

@@ -63,6 +63,49 @@ describe('training templates', () => {
     await expect(refused).rejects.toThrow(`Template ${t.id} is Published and can no longer be changed (except its schedule and auto_promote).`);
     expect(await getTemplate(c, 'tp-race', t.id)).toMatchObject({ name: 'shop', status: 'Published' });
   });
+
+  it('a PATCH sending the fields a Published template holds, with a publish or its automation fields, changes nothing frozen: 200, not 400 "is Published" (a publish that renamed it, sent again or twice at once)', async () => {
+    const c = db.stores.console;
+    await createEventType(c, 'tp-held', { name: 'view', weight: 1 });
+    const t = await createTemplate(c, 'tp-held', { name: 'shop', event_types: [{ id: 1 }], thresholds: { per_signal_min: 1, total_min: 2 }, schedule: null, auto_promote: null });
+    const publishRenamed = { name: 'final', status: 'Published' } as const;
+    const published = await updateTemplate(c, 'tp-held', t.id, publishRenamed);
+    expect(published).toMatchObject({ name: 'final', status: 'Published' });
+    const restore = setClock({ nowMs: () => (published.updated_at + 5) * 1000 });
+    try {
+      // Sent again (its answer lost): the template as it is, updated_at as it was.
+      expect(await updateTemplate(c, 'tp-held', t.id, publishRenamed)).toEqual(published);
+      // The whole template as held (weight left out: 1, thresholds' keys in another order), with a schedule: the schedule is set.
+      const scheduled = await updateTemplate(c, 'tp-held', t.id, {
+        name: 'final',
+        event_types: [{ id: 1 }],
+        thresholds: { total_min: 2, per_signal_min: 1 },
+        status: 'Published',
+        schedule: { every: 'daily', options: { epochs: 5, batch_size: 256, learning_rate: 0.001, algorithm: 'auto' } },
+      });
+      expect(scheduled).toMatchObject({ name: 'final', status: 'Published', schedule: { every: 'daily' }, updated_at: published.updated_at + 5 });
+    } finally {
+      restore();
+    }
+    // A frozen field sent otherwise is still refused.
+    await expect(updateTemplate(c, 'tp-held', t.id, { name: 'other', status: 'Published' })).rejects.toThrow(/is Published/);
+    await expect(updateTemplate(c, 'tp-held', t.id, { event_types: [{ id: 1, weight: 2 }] })).rejects.toThrow(/is Published/);
+    await expect(updateTemplate(c, 'tp-held', t.id, { thresholds: { per_signal_min: 1, total_min: 3 } })).rejects.toThrow(/is Published/);
+    // Two such publishes at once: the second's write, finding it published, is the retry it now is.
+    const d = await createTemplate(c, 'tp-held', { name: 'shop', event_types: [{ id: 1 }], thresholds: { per_signal_min: 0, total_min: 0 }, schedule: null, auto_promote: null });
+    let first = false;
+    const racing: ConsoleStore = {
+      ...c,
+      async updated(tenant, kind, id, set, expect) {
+        if (!first && kind === 'template') {
+          first = true;
+          await c.update(tenant, 'template', id, { name: 'final', status: 'Published' });
+        }
+        return c.updated(tenant, kind, id, set, expect);
+      },
+    } as ConsoleStore;
+    expect(await updateTemplate(racing, 'tp-held', d.id, publishRenamed)).toMatchObject({ name: 'final', status: 'Published' });
+  });
 });
 
 describe('training templates published twice at once', () => {
