@@ -265,6 +265,15 @@ export function unstorable(value: unknown, depth = 0): string | undefined {
 }
 
 /**
+ * A number DynamoDB can store (0, or a magnitude from 1e-130 to 2^53 - 1): any other is 400, not a
+ * failed write. `use` says what to send instead, for a field whose own range is narrower (until
+ * 2026-12-08 a learning_rate of 1e-300 was told "use 0", which its range refuses). The console's
+ * and the control plane's schemas both use it (until the review of 80641b60 each spelled it).
+ */
+export const storableNumber = (field: string, use = 'use 0 or a magnitude from 1e-130 to 9007199254740991') =>
+  z.number({ error: kindOf(field, 'a number') }).check(z.refine((n) => unstorable(n) === undefined, `${field} cannot be stored: ${use}`));
+
+/**
  * `unstorable` of an object's properties (the object at `depth`), each problem named by the
  * property that holds it, as `jsonValue` names a number out of range (`metadata.price`, `3.n`):
  * a key DynamoDB cannot take is named itself. Properties in `skip` are left to their own checks.

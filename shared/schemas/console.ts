@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { between, displayName, intBetween, intOf, intParam, kindOf, missingOr, plainInt, numericId, oneLineOnly, recordDescription, unstorable } from './common.ts'; // and English messages for zod/mini
+import { between, displayName, intBetween, intOf, intParam, missingOr, plainInt, numericId, oneLineOnly, recordDescription, storableNumber } from './common.ts'; // and English messages for zod/mini
 import { documentAs, documentChecks } from './doc.ts';
 import { NotFound } from '../domain/errors.ts';
 import { EVENT_TYPE_PATTERN, RESERVED_EVENT_FIELDS } from './events.ts';
@@ -39,27 +39,22 @@ export const jobPageQuery = z.strictObject({
 
 export const contextBody = z.strictObject({ name, description: z._default(z.optional(recordDescription), '') });
 
-/**
- * A number DynamoDB can store (0, or a magnitude from 1e-130 to 2^53 - 1): any other is 400, not a
- * failed write. `use` says what to send instead, for a field whose own range is narrower (until
- * 2026-12-08 a learning_rate of 1e-300 was told "use 0", which its range refuses).
- */
-const storable = (field: string, use = 'use 0 or a magnitude from 1e-130 to 9007199254740991') =>
-  z.number({ error: kindOf(field, 'a number') }).check(z.refine((n) => unstorable(n) === undefined, `${field} cannot be stored: ${use}`));
 const thresholds = z.strictObject({
-  per_signal_min: storable('per_signal_min').check(z.gte(0, 'per_signal_min must not be negative')),
-  total_min: storable('total_min').check(z.gte(0, 'total_min must not be negative')),
+  per_signal_min: storableNumber('per_signal_min').check(z.gte(0, 'per_signal_min must not be negative')),
+  total_min: storableNumber('total_min').check(z.gte(0, 'total_min must not be negative')),
 });
 /**
  * A template's event types: `weight` multiplies the event type's own weight (1 to 100) in the
  * runs trained from it (default 1: the event type's weight as it is).
  */
-const templateEventTypes = z.array(z.strictObject({ id: plainInt('Must be greater than 0.').check(z.positive()), weight: z.optional(storable('weight').check(...between('weight', 1, 100))) })).check(
-  z.minLength(1),
-  z.maxLength(50),
-  // One weight per event type: a second entry for the same type would leave which one counts to chance.
-  z.refine((v) => new Set(v.map((e) => e.id)).size === v.length, 'name each event type once'),
-);
+const templateEventTypes = z
+  .array(z.strictObject({ id: plainInt('Must be greater than 0.').check(z.positive()), weight: z.optional(storableNumber('weight').check(...between('weight', 1, 100))) }))
+  .check(
+    z.minLength(1),
+    z.maxLength(50),
+    // One weight per event type: a second entry for the same type would leave which one counts to chance.
+    z.refine((v) => new Set(v.map((e) => e.id)).size === v.length, 'name each event type once'),
+  );
 
 /** `PATCH /api/model-endpoints/{id}`: makes it the default (the default moves; it is never unset). */
 export const endpointPatch = z.strictObject({
@@ -96,7 +91,9 @@ const trainingOptions = z._default(
       epochs: z._default(z.optional(plainInt('Must be at least 1.', 'Must be at most 50.').check(z.gte(1), z.lte(50))), 5),
       batch_size: z._default(z.optional(z.union([z.literal(64), z.literal(128), z.literal(256), z.literal(512)], { error: 'batch_size must be 64, 128, 256 or 512' })), 256),
       learning_rate: z._default(
-        z.optional(storable('learning_rate', 'use a value from 1e-130 to 1').check(z.positive('learning_rate must be above 0 and at most 1'), z.lte(1, 'learning_rate must be above 0 and at most 1'))),
+        z.optional(
+          storableNumber('learning_rate', 'use a value from 1e-130 to 1').check(z.positive('learning_rate must be above 0 and at most 1'), z.lte(1, 'learning_rate must be above 0 and at most 1')),
+        ),
         0.001,
       ),
       algorithm: z._default(z.optional(z.enum(ALGORITHMS)), DEFAULT_TRAINING_OPTIONS.algorithm),
@@ -139,7 +136,7 @@ export type ScheduleBody = z.output<typeof schedule>;
 const autoPromote = z.strictObject({
   endpoint_name: endpointBody.shape.endpoint_name,
   min_factor: z._default(
-    z.optional(storable('min_factor', 'use a value from 1e-130 to 10').check(z.positive('min_factor must be above 0 and at most 10'), z.lte(10, 'min_factor must be above 0 and at most 10'))),
+    z.optional(storableNumber('min_factor', 'use a value from 1e-130 to 10').check(z.positive('min_factor must be above 0 and at most 10'), z.lte(10, 'min_factor must be above 0 and at most 10'))),
     1,
   ),
 });

@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { between, displayName, intBetween, intOf, kindOf, limitParam, missingOr, numericId, POSITIVE_INT_PATTERN, recordDescription, unstorable } from './common.ts';
+import { between, displayName, intBetween, intOf, kindOf, limitParam, missingOr, numericId, POSITIVE_INT_PATTERN, recordDescription, storableNumber } from './common.ts';
 import { documentAs, documentChecks, named } from './doc.ts';
 import { NotFound } from '../domain/errors.ts';
 import type { SegmentDefinition } from '../control/types.ts';
@@ -18,16 +18,13 @@ const seconds = (field: string) =>
     z.gte(0, `${field} must be Unix seconds`),
     z.lte(99_999_999_999, `${field} must be Unix seconds, not milliseconds`),
   );
-/** A number DynamoDB can store (0, or a magnitude from 1e-130 to 2^53 - 1). */
-const num = (field: string) =>
-  z.number({ error: kindOf(field, 'a number') }).check(z.refine((n) => unstorable(n) === undefined, `${field} cannot be stored: use 0 or a magnitude from 1e-130 to 9007199254740991`));
 const atLeastOne = z.refine<object>((b) => Object.keys(b).length > 0, 'Supply at least one field.');
 
 // Rules
 
 /** `category`, `name`, `created`, or `metadata.<key>` up to 8 keys deep. */
 export const CONDITION_FIELD = /^(category|name|created|metadata(\.[A-Za-z0-9_-]{1,64}){1,8})$/;
-const scalar = z.union([z.string().check(z.maxLength(1000, 'a value must be at most 1000 characters')), num('value'), z.boolean()], { error: 'value must be a string, number or boolean' });
+const scalar = z.union([z.string().check(z.maxLength(1000, 'a value must be at most 1000 characters')), storableNumber('value'), z.boolean()], { error: 'value must be a string, number or boolean' });
 
 const condition = z
   .strictObject({
@@ -84,7 +81,7 @@ const jsonBytes = (v: unknown) => new TextEncoder().encode(JSON.stringify(v)).le
 const tooLarge = (what: string) => `${what} must serialise to at most 65,536 bytes of JSON`;
 const fitsRecord = (what: string) => z.refine((v: unknown) => jsonBytes(v) <= MAX_RULE_PART_BYTES, tooLarge(what));
 const conditions = z.array(condition, { error: kindOf('conditions', 'a list') }).check(z.maxLength(20, 'a rule has at most 20 conditions'), fitsRecord('conditions'));
-const boost = num('boost').check(z.gte(0, 'boost must be at least 0 (0 excludes)'), z.lte(1000, 'boost must be at most 1000'));
+const boost = storableNumber('boost').check(z.gte(0, 'boost must be at least 0 (0 excludes)'), z.lte(1000, 'boost must be at most 1000'));
 type Window = { starts_at?: number | null | undefined; ends_at?: number | null | undefined };
 const validity = (b: Window) => b.starts_at === undefined || b.starts_at === null || b.ends_at === undefined || b.ends_at === null || b.ends_at > b.starts_at;
 const validityCheck = z.refine<Window>(validity, { message: 'ends_at must be after starts_at', path: ['ends_at'] });
@@ -224,9 +221,9 @@ const control = <T>(schema: z.ZodMiniType<T>) =>
     ),
   );
 const rerankFields = {
-  diversity: control(num('diversity').check(...between('diversity', 0, 1))),
-  popularity_weight: control(num('popularity_weight').check(...between('popularity_weight', 0, 10))),
-  freshness_weight: control(num('freshness_weight').check(...between('freshness_weight', 0, 10))),
+  diversity: control(storableNumber('diversity').check(...between('diversity', 0, 1))),
+  popularity_weight: control(storableNumber('popularity_weight').check(...between('popularity_weight', 0, 10))),
+  freshness_weight: control(storableNumber('freshness_weight').check(...between('freshness_weight', 0, 10))),
   max_per_category: control(intBetween('max_per_category', 1, 100)),
   exclude_seen: control(z.boolean({ error: 'exclude_seen must be true or false' })),
 };
