@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { between, displayName, intBetween, intOf, intParam, missingOr, plainInt, numericId, oneLineOnly, recordDescription, storableNumber } from './common.ts'; // and English messages for zod/mini
+import { between, displayName, intBetween, intOf, intParam, kindOf, missingOr, plainInt, numericId, oneLineOnly, recordDescription, storableNumber } from './common.ts'; // and English messages for zod/mini
 import { documentAs, documentChecks } from './doc.ts';
 import { NotFound } from '../domain/errors.ts';
 import { EVENT_TYPE_PATTERN, RESERVED_EVENT_FIELDS } from './events.ts';
@@ -45,10 +45,11 @@ const thresholds = z.strictObject({
 });
 /**
  * A template's event types: `weight` multiplies the event type's own weight (1 to 100) in the
- * runs trained from it (default 1: the event type's weight as it is).
+ * runs trained from it (default 1: the event type's weight as it is). Every number DynamoDB cannot
+ * store is out of that range, said alone (until 2026-12-08 also "cannot be stored: use 0 or ...").
  */
 const templateEventTypes = z
-  .array(z.strictObject({ id: plainInt('Must be greater than 0.').check(z.positive()), weight: z.optional(storableNumber('weight').check(...between('weight', 1, 100))) }))
+  .array(z.strictObject({ id: plainInt('Must be greater than 0.').check(z.positive()), weight: z.optional(z.number({ error: kindOf('weight', 'a number') }).check(...between('weight', 1, 100))) }))
   .check(
     z.minLength(1),
     z.maxLength(50),

@@ -510,6 +510,12 @@ describe('numbers DynamoDB cannot store, in a field of a narrower range', () => 
     const factor = await P('POST', '/api/events/templates', { name: 'tiny', event_types: [{ id: 1 }], auto_promote: { endpoint_name: 'main', min_factor: 1e-200 } });
     expect(factor.status).toBe(400);
     expect(factor.body).toEqual({ error: 'Invalid request body. auto_promote.min_factor: min_factor cannot be stored: use a value from 1e-130 to 10.' });
+    // A template's weight (1 to 100): out of its range, said so alone (until the review of 80641b60 also "use 0 or a magnitude from 1e-130 ...", 0 being out of it).
+    for (const weight of [1e-200, 1e300]) {
+      const w = await P('POST', '/api/events/templates', { name: 'tiny', event_types: [{ id: 1, weight }] });
+      expect(w.status).toBe(400);
+      expect(w.body).toEqual({ error: 'Invalid request body. event_types.0.weight: weight must be between 1 and 100.' });
+    }
     // A field that takes 0 is still told so.
     const threshold = await P('POST', '/api/events/templates', { name: 'tiny', event_types: [{ id: 1 }], thresholds: { per_signal_min: 1e-200, total_min: 0 } });
     expect(threshold.body.error).toContain('per_signal_min cannot be stored: use 0 or a magnitude from 1e-130 to 9007199254740991');
