@@ -51,7 +51,7 @@ export const platformOperations: Record<string, OperationDoc> = {
   'GET /api/events/templates/{id}': op('getTemplate', TRAINING, 'Read a training template', ok(C.template, 'The template.')),
   'PATCH /api/events/templates/{id}': op('updateTemplate', TRAINING, 'Edit or publish a training template', ok(C.template, 'The template.'), {
     description:
-      'A Draft template can be edited and published (`{"status":"Published"}`); a Published one only takes `schedule`, `auto_promote` and `status: "Published"` again (a retried publish changes nothing; else 400, the Platform error naming what it still takes, also for an edit of a Draft published between its read and its write).',
+      'A Draft template can be edited and published (`{"status":"Published"}`); a Published one only takes `schedule`, `auto_promote` and `status: "Published"` again, its other fields only as it holds them (a retried publish changes nothing; else 400, the Platform error naming what it still takes, also for an edit of a Draft published between its read and its write).',
     errors: [409],
   }),
   'POST /api/model-endpoints': op('createModelEndpoint', MODELS, 'Create a serving endpoint', created(C.endpoint, 'The endpoint.'), { errors: [409] }),

@@ -303,7 +303,7 @@ export interface paths {
         head?: never;
         /**
          * Edit or publish a training template
-         * @description A Draft template can be edited and published (`{"status":"Published"}`); a Published one only takes `schedule`, `auto_promote` and `status: "Published"` again (a retried publish changes nothing; else 400, the Platform error naming what it still takes, also for an edit of a Draft published between its read and its write).
+         * @description A Draft template can be edited and published (`{"status":"Published"}`); a Published one only takes `schedule`, `auto_promote` and `status: "Published"` again, its other fields only as it holds them (a retried publish changes nothing; else 400, the Platform error naming what it still takes, also for an edit of a Draft published between its read and its write).
          *
          *     API key scopes: admin, events.
          *
