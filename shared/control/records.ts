@@ -169,22 +169,27 @@ async function pastDeletion(c: ControlPorts, tenant: string, id: number, until: 
  * taken back (404) if the segment went meanwhile, its entry with it (the create answered 4xx, as
  * if never made). A segment's deletion marks it first, then looks for records naming it (see
  * deleteSegment): either it sees this record (and the deletion is refused), or this check sees
- * the mark.
+ * the mark. The take-back holds only while the record is as this create wrote it (its `_rev`): one
+ * changed meanwhile (a PATCH of it, answered 200) stays, and the create is answered as made, with
+ * the record as it is now. Until 2026-12-08 the take-back deleted it whatever it held: the PATCH,
+ * acknowledged, was lost. Answers the record as stored.
  */
-async function putNaming(c: ControlPorts, tenant: string, kind: ConsoleKind, rec: Stored<{ id: number; segment_id: number | null }>, entry: AuditEntry, cap?: Cap): Promise<void> {
+async function putNaming<T extends { id: number; segment_id: number | null }>(c: ControlPorts, tenant: string, kind: ConsoleKind, rec: Stored<T>, entry: AuditEntry, cap?: Cap): Promise<Stored<T>> {
   if (!cap) await c.put(tenant, kind, rec, { entry });
   else if (!(await c.create(tenant, kind, rec, cap.n, { entry }))) throw tooMany(cap);
-  if (rec.segment_id !== null && !(await segmentLive(c, tenant, rec.segment_id))) {
-    // Until it holds: a removal that met a write of the record under way (false) left the record
-    // stored behind the 404 (until 2026-12-06). One deleted meanwhile (its owner's DELETE) is
-    // gone: false for ever, it answered 409 after every retry.
-    await withRetry<void>(RACES, async () =>
-      (await c.remove(tenant, kind, rec.id, {}, { audited: { undoes: entry } })) || !(await c.get(tenant, kind, rec.id))
-        ? { value: undefined }
-        : { failure: busyRecord(kind, rec.id), retryable: true },
-    );
-    throw notFound('segment', rec.segment_id);
-  }
+  if (rec.segment_id === null || (await segmentLive(c, tenant, rec.segment_id))) return rec;
+  // Until it holds: a removal that met a write of the record under way (false) left the record
+  // stored behind the 404 (until 2026-12-06). One deleted meanwhile (its owner's DELETE) is gone;
+  // one changed meanwhile is kept (above).
+  const kept = await withRetry<Stored<T> | undefined>(RACES, async () => {
+    if (await c.remove(tenant, kind, rec.id, { _rev: rec._rev }, { audited: { undoes: entry } })) return { value: undefined };
+    const now = await c.get<Stored<T>>(tenant, kind, rec.id);
+    if (!now) return { value: undefined };
+    if (now._rev !== rec._rev) return { value: now };
+    return { failure: busyRecord(kind, rec.id), retryable: true };
+  });
+  if (!kept) throw notFound('segment', rec.segment_id);
+  return kept;
 }
 
 /** A change written with its audit entry; `entry` undefined when it found every field it sets holding that value already (it wrote nothing). */
@@ -272,8 +277,7 @@ export async function createRule(c: ControlPorts, who: Caller, b: S.RuleBody, id
     _rev: 1,
   };
   const entry = entryOf(who, await c.auditId(who.tenant), 'create', `rules/${rec.id}`, null, shown(rec));
-  await putNaming(c, who.tenant, 'rule', rec, entry, { n: cap, what: 'rules' });
-  return shown(rec);
+  return shown(await putNaming(c, who.tenant, 'rule', rec, entry, { n: cap, what: 'rules' }));
 }
 
 export async function getRule(c: ControlPorts, tenant: string, id: number): Promise<Rule> {
@@ -508,8 +512,7 @@ export async function createExperiment(c: ControlPorts, who: Caller, b: S.Experi
     updated_at: now,
     _rev: 1,
   };
-  await putNaming(c, who.tenant, 'experiment', rec, entryOf(who, await c.auditId(who.tenant), 'create', `experiments/${rec.id}`, null, shown(rec)));
-  return shown(rec);
+  return shown(await putNaming(c, who.tenant, 'experiment', rec, entryOf(who, await c.auditId(who.tenant), 'create', `experiments/${rec.id}`, null, shown(rec))));
 }
 
 const withResults = async (tenant: string, e: Experiment, results: ResultsOf) => ({ ...e, results: await results(tenant, e) });

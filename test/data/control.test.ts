@@ -254,6 +254,35 @@ describe('races between changes', () => {
     await expect(getRule(c, T, 1)).rejects.toMatchObject({ code: 'rule_not_found' });
   });
 
+  it("a rule PATCHed between its create's write and that create's take-back (its segment went meanwhile) is kept, the PATCH with it: the create is answered as made", async () => {
+    // Found by a review (2026-12-08): the take-back deleted the record whatever it held, so a
+    // PATCH of it answered 200 in between was lost.
+    const c = db.stores.console;
+    const T = 'race-seg-patch';
+    const ctx = await createContext(c, T, { name: 'home', description: '' });
+    const seg = await createSegment(c, { tenant: T }, { name: 's', definition: { event_type: 'buy', min_count: 1, within_days: 7 } });
+    let patched: unknown;
+    // Once the rule is written: the segment's deletion marks it, and another request PATCHes the rule (200).
+    const racing: ConsoleStore = {
+      ...c,
+      async create(tenant, kind, rec, cap, audited) {
+        const made = await c.create(tenant, kind, rec, cap, audited);
+        if (kind === 'rule') {
+          await c.update(tenant, 'segment', seg.id, { _deleting: Math.floor(Date.now() / 1000) });
+          patched = await updateRule(c, { tenant: T }, rec.id, { name: 'renamed', boost: 5 });
+        }
+        return made;
+      },
+    };
+    const made = await createRule(racing, { tenant: T }, { name: 'r', context_id: ctx.id, conditions: [], boost: 2, segment_id: seg.id });
+    expect(patched).toMatchObject({ name: 'renamed', boost: 5 });
+    expect(made).toMatchObject({ id: 1, name: 'renamed', boost: 5, segment_id: seg.id });
+    expect(await getRule(c, T, 1)).toEqual(patched);
+    // Both changes are in the trail: the create's entry is not taken out with a take-back that did not happen.
+    const trail = await c.auditPage(T, 'rules/1', { limit: 10 });
+    expect(trail.rows.map((e) => e.action)).toEqual(['update', 'create']);
+  });
+
   it('a segment deletion that finds a rule naming it is refused and unmarks the segment', async () => {
     const c = db.stores.console;
     const T = 'race-del';
