@@ -178,18 +178,53 @@ async function putNaming<T extends { id: number; segment_id: number | null }>(c:
   if (!cap) await c.put(tenant, kind, rec, { entry });
   else if (!(await c.create(tenant, kind, rec, cap.n, { entry }))) throw tooMany(cap);
   if (rec.segment_id === null || (await segmentLive(c, tenant, rec.segment_id))) return rec;
+  return takenBack(c, tenant, kind, rec, rec.segment_id, entry);
+}
+
+/**
+ * Takes back a create's record, as written (`rec`), whose segment went after its write (404): its
+ * entry with it, unless the record changed meanwhile (its `_rev`), which then stays and is answered.
+ */
+async function takenBack<T extends { id: number }>(c: ControlPorts, tenant: string, kind: ConsoleKind, rec: Stored<T>, segmentId: number, entry: AuditEntry | undefined): Promise<Stored<T>> {
   // Until it holds: a removal that met a write of the record under way (false) left the record
   // stored behind the 404 (until 2026-12-06). One deleted meanwhile (its owner's DELETE) is gone;
-  // one changed meanwhile is kept (above).
+  // one changed meanwhile is kept (putNaming).
   const kept = await withRetry<Stored<T> | undefined>(RACES, async () => {
-    if (await c.remove(tenant, kind, rec.id, { _rev: rec._rev }, { audited: { undoes: entry } })) return { value: undefined };
+    if (await c.remove(tenant, kind, rec.id, { _rev: rec._rev }, entry ? { audited: { undoes: entry } } : {})) return { value: undefined };
     const now = await c.get<Stored<T>>(tenant, kind, rec.id);
     if (!now) return { value: undefined };
     if (now._rev !== rec._rev) return { value: now };
     return { failure: busyRecord(kind, rec.id), retryable: true };
   });
-  if (!kept) throw notFound('segment', rec.segment_id);
+  if (!kept) throw notFound('segment', segmentId);
   return kept;
+}
+
+/**
+ * What a create's retry under its Idempotency-Key answers of the record its failed attempt stored
+ * (`storedBefore`). That attempt may have failed between its write and its check of the segment
+ * (putNaming): a 503 at its deadline refuses every table call after it (shared/deadline.ts), so
+ * its check never ran, nor its take-back. A record still as that attempt wrote it (`_rev` 1) that
+ * names a segment is checked now, once any deletion of the segment under way has ended: taken
+ * back (404, its entry with it) when the segment is gone, as the attempt would have. Until
+ * 2026-12-08 the retry answered 201 with it unchecked: a rule naming a deleted segment, created.
+ * One changed since (a PATCH), or deleted (the copy `removed` keeps), is answered as it is.
+ */
+async function checkedBefore<T extends { id: number; segment_id: number | null }>(c: ControlPorts, tenant: string, kind: ConsoleKind, resource: string, done: Stored<T>): Promise<Stored<T>> {
+  if (done.segment_id === null || done._rev !== 1) return done;
+  const s = await pastDeletion(c, tenant, done.segment_id, performance.now() + MARK_WAIT_MS);
+  if (s !== undefined && !beingDeleted(s)) return done;
+  const stored = await c.get<Stored<T>>(tenant, kind, done.id);
+  if (stored?._rev !== 1) return stored ?? done;
+  const trail = await c.auditPage(tenant, resource, { limit: 10 });
+  return takenBack(
+    c,
+    tenant,
+    kind,
+    stored,
+    done.segment_id,
+    trail.rows.find((e) => e.action === 'create'),
+  );
 }
 
 /** A change written with its audit entry; `entry` undefined when it found every field it sets holding that value already (it wrote nothing). */
@@ -258,7 +293,7 @@ async function undo<T extends object>(c: ControlPorts, tenant: string, kind: Con
 /** Creates a rule, within the tenant's MAX_RULES (`cap` but in tests). */
 export async function createRule(c: ControlPorts, who: Caller, b: S.RuleBody, ids?: IdPlan, cap = MAX_RULES): Promise<Rule> {
   const done = await storedBefore<Stored<Rule>>(c, who.tenant, 'rule', ids);
-  if (done) return shown(done);
+  if (done) return shown(await checkedBefore(c, who.tenant, 'rule', `rules/${done.id}`, done));
   await needContext(c, who.tenant, b.context_id);
   if (b.segment_id) await needSegment(c, who.tenant, b.segment_id);
   const now = nowSeconds();
@@ -492,7 +527,7 @@ const alreadyRunning = (contextId: number, ids: number[]) =>
 
 export async function createExperiment(c: ControlPorts, who: Caller, b: S.ExperimentBody, ids?: IdPlan): Promise<Experiment> {
   const done = await storedBefore<Stored<Experiment>>(c, who.tenant, 'experiment', ids);
-  if (done) return shown(done);
+  if (done) return shown(await checkedBefore(c, who.tenant, 'experiment', `experiments/${done.id}`, done));
   await needContext(c, who.tenant, b.context_id);
   if (b.segment_id) await needSegment(c, who.tenant, b.segment_id);
   const variants = variantsOf(b.variants);

@@ -7,7 +7,8 @@ import type { IdPlan } from '../../shared/domain/types.ts';
 import { startTraining } from '../../shared/domain/training-runs.ts';
 import { createTemplate } from '../../shared/domain/templates.ts';
 import { createEventType } from '../../shared/domain/event-types.ts';
-import { createRule, createSegment, deleteRule, deleteSegment } from '../../shared/control/records.ts';
+import { createRule, createSegment, deleteRule, deleteSegment, updateRule } from '../../shared/control/records.ts';
+import { DeadlinePassed } from '../../shared/deadline.ts';
 import { templateBody } from '../../shared/schemas/console.ts';
 import { createSynonymSet, deleteSynonymSet, updateSynonymSet } from '../../shared/search/synonyms.ts';
 import type { WorkQueue } from '../../shared/queue/messages.ts';
@@ -146,6 +147,63 @@ describe('a Platform create under an Idempotency-Key', () => {
     // The key keeps the reserved id, so a retry reuses it: refused as the attempt was (a reviewer found it answered 201 with the rule taken back).
     await expect(createRule(c, who, body, { reuse: reserved as number })).rejects.toMatchObject({ code: 'segment_not_found' });
     expect(await c.get(T, 'rule', reserved as number)).toBeUndefined();
+  });
+
+  it('a rule create cut off by its deadline (503) after its write, its segment deleted meanwhile, is refused 404 by its retry and taken back, not answered 201 naming a deleted segment', async () => {
+    const T = 'idem-deadline';
+    const c = db.stores.console;
+    const who = { tenant: T, actor: 'abcd1234' };
+    const ctx = await createContext(c, T, { name: 'home', description: '' });
+    const seg = await createSegment(c, who, { name: 'buyers', definition: { event_type: 'buy', min_count: 1, within_days: 7 } });
+    // The rule lands; the segment's deletion (which read the rules before it) removes the segment;
+    // then the request's deadline passes, so its check of the segment after the write is refused.
+    const cutOff = new AbortController();
+    const racing: ConsoleStore = Object.create(c);
+    racing.create = async (tenant, kind, rec, cap, audited) => {
+      const made = await c.create(tenant, kind, rec, cap, audited);
+      if (kind === 'rule') await c.remove(T, 'segment', seg.id, {}, { kept: true });
+      cutOff.abort(new DeadlinePassed());
+      return made;
+    };
+    racing.get = (tenant, kind, id) => {
+      cutOff.signal.throwIfAborted();
+      return c.get(tenant, kind, id);
+    };
+    let reserved: number | undefined;
+    const body = { name: 'r', context_id: ctx.id, conditions: [], boost: 2, segment_id: seg.id };
+    await expect(createRule(racing, who, body, { reserved: async (id) => void (reserved = id) })).rejects.toBeInstanceOf(DeadlinePassed);
+    const id = reserved as number;
+    expect(await c.get(T, 'rule', id)).toMatchObject({ segment_id: seg.id });
+    // The retry (the key marked failed after the 503 keeps the reserved id) checks what the attempt could not.
+    await expect(createRule(c, who, body, { reuse: id })).rejects.toMatchObject({ code: 'segment_not_found' });
+    expect(await c.get(T, 'rule', id)).toBeUndefined();
+    expect((await c.auditPage(T, `rules/${id}`, { limit: 10 })).rows).toEqual([]);
+    // And again: the same answer.
+    await expect(createRule(c, who, body, { reuse: id })).rejects.toMatchObject({ code: 'segment_not_found' });
+  });
+
+  it('such a retry, the segment still there, answers the rule as stored (201), and one PATCHed since is answered as it is', async () => {
+    const T = 'idem-deadline-live';
+    const c = db.stores.console;
+    const who = { tenant: T, actor: 'abcd1234' };
+    const ctx = await createContext(c, T, { name: 'home', description: '' });
+    const seg = await createSegment(c, who, { name: 'buyers', definition: { event_type: 'buy', min_count: 1, within_days: 7 } });
+    const gone = await createSegment(c, who, { name: 'gone', definition: { event_type: 'buy', min_count: 2, within_days: 7 } });
+    let reserved: number | undefined;
+    const live = await createRule(c, who, { name: 'a', context_id: ctx.id, conditions: [], boost: 2, segment_id: seg.id }, { reserved: async (id) => void (reserved = id) });
+    await expect(createRule(c, who, { name: 'a', context_id: ctx.id, conditions: [], boost: 2, segment_id: seg.id }, { reuse: reserved as number })).resolves.toEqual(live);
+    // A rule PATCHed (200) after its attempt stored it unchecked, its segment gone since: kept, as the PATCH answered.
+    const plan = { reserved: async (id: number) => void (reserved = id) };
+    const cut: ConsoleStore = Object.create(c);
+    cut.create = async (tenant, kind, rec, cap, audited) => {
+      await c.create(tenant, kind, rec, cap, audited);
+      throw new DeadlinePassed();
+    };
+    const body = { name: 'b', context_id: ctx.id, conditions: [], boost: 2, segment_id: gone.id };
+    await expect(createRule(cut, who, body, plan)).rejects.toBeInstanceOf(DeadlinePassed);
+    const patched = await updateRule(c, who, reserved as number, { boost: 7 });
+    await c.remove(T, 'segment', gone.id, {}, { kept: true });
+    await expect(createRule(c, who, body, { reuse: reserved as number })).resolves.toEqual(patched);
   });
 
   it("a synonym set changed between its delete's read and its DeleteItem is kept as deleted: the retry of its create answers that version", async () => {
