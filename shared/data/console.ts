@@ -617,10 +617,11 @@ export function dynamoConsoleStore(t: TableRef): ConsoleStore {
       });
       return wrote && row ? (stripKeys(row) as T) : undefined;
     },
-    async withdraw(tenant, kind, id) {
-      await update(t, recordKey(tenant, kind, id), { set: { withdrawn: true } });
+    async withdraw(tenant, kind, id, expect) {
+      if (!(await applied(() => update(t, recordKey(tenant, kind, id), { set: { withdrawn: true } }, expect ? { when: holding(expect) } : {})))) return false;
       // The place it held, if its kind has a cap (a withdrawn record does not count: `create`).
       if (CAPPED.has(kind)) await placesOfKind(kind).release(tenant, id);
+      return true;
     },
     page: recordsPage,
     async contextPage<T extends ConsoleRecord>(tenant: string, kind: 'rule' | 'experiment', q: { limit: number; after?: string | undefined; contextId?: number | undefined }) {

@@ -239,9 +239,10 @@ export interface ConsoleStore {
   updated<T extends ConsoleRecord>(tenant: string, kind: ConsoleKind, id: number, set: Record<string, unknown>, expect?: Record<string, unknown>): Promise<T | undefined>;
   /**
    * Takes back a record just created that lost a race (a name another record took first): from
-   * then on it is as if it had never been written (get, list and update skip it).
+   * then on it is as if it had never been written (get, list and update skip it). With `expect`,
+   * only if those fields hold those values (as `update`'s): false when not, and nothing changed.
    */
-  withdraw(tenant: string, kind: ConsoleKind, id: number): Promise<void>;
+  withdraw(tenant: string, kind: ConsoleKind, id: number, expect?: Expect): Promise<boolean>;
   /**
    * The training runs waiting or running (Queued, InProgress, Stopping), newest first, each read
    * consistently: a handful however long the tenant's history. With `upkeep` (the maintenance
@@ -387,9 +388,23 @@ const NAME_SETTLE_MS = 200;
  * so this one takes its record back. Until 2026-12-03 it kept its record too: two records of one
  * name, both answered 201. At most one create of a name keeps it; rarely (both check after both
  * writes, and the later one's check outlasts the wait) neither does, and both answer 409. Within
- * the kind's `cap` (a record taken back frees its place).
+ * the kind's `cap` (a record taken back frees its place). The take-back holds only while the
+ * record's `asWritten` fields (those a change of it writes) are as this create wrote them: a
+ * change acknowledged meanwhile (a PATCH, which waits for the name to be decided: `nameDecided`,
+ * but may have read before a later create's write) keeps the record, and the create answers as
+ * made (the later create then takes its own back, finding this earlier one). Until 2026-12-08 the
+ * take-back was unconditional: such a change, answered 200, was lost.
  */
-export async function putNamed<T extends ConsoleRecord>(c: ConsoleStore, tenant: string, kind: ConsoleKind, rec: T, sameName: (r: T) => boolean, exists: () => Error, cap: Cap): Promise<void> {
+export async function putNamed<T extends ConsoleRecord>(
+  c: ConsoleStore,
+  tenant: string,
+  kind: ConsoleKind,
+  rec: T,
+  sameName: (r: T) => boolean,
+  exists: () => Error,
+  cap: Cap,
+  asWritten: Expect,
+): Promise<void> {
   if (!(await c.create(tenant, kind, rec, cap.n))) throw tooMany(cap);
   const others = async () => (await c.list<T>(tenant, kind)).filter((r) => sameName(r) && r.id !== rec.id);
   let rivals = await others();
@@ -398,7 +413,27 @@ export async function putNamed<T extends ConsoleRecord>(c: ConsoleStore, tenant:
     rivals = await others();
   }
   if (rivals.length > 0) {
-    await c.withdraw(tenant, kind, rec.id);
+    if (!(await c.withdraw(tenant, kind, rec.id, asWritten)) && (await c.get(tenant, kind, rec.id))) return;
     throw exists();
+  }
+}
+
+/** How long a change of a record waits at most for the creates of its name at once to decide which keeps it (`nameDecided`). */
+const NAME_DECIDED_WAIT_MS = 2000;
+
+/**
+ * Record `id` once no other record has its name (`sameName`), read again 50 ms apart for up to
+ * NAME_DECIDED_WAIT_MS: a create of the name at once is still deciding which keeps it, and may
+ * take this one back (`putNamed`); undefined when it did (or there is none). What a change of a
+ * uniquely named record (a PATCH) reads before it writes, so that it is not answered 200 on a
+ * record then taken back.
+ */
+export async function nameDecided<T extends ConsoleRecord>(c: Pick<ConsoleStore, 'list'>, tenant: string, kind: ConsoleKind, id: number, sameName: (a: T, b: T) => boolean): Promise<T | undefined> {
+  const until = performance.now() + NAME_DECIDED_WAIT_MS;
+  for (;;) {
+    const all = await c.list<T>(tenant, kind);
+    const mine = all.find((r) => r.id === id);
+    if (!mine || !all.some((r) => r.id !== id && sameName(r, mine)) || performance.now() >= until) return mine;
+    await sleep(50);
   }
 }

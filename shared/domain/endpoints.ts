@@ -70,7 +70,8 @@ export async function createEndpoint(c: ConsoleStore, tenant: string, b: z.outpu
     claiming: true,
   };
   // Before it takes the default over: a create that loses its name changes nothing.
-  await putNamed(c, tenant, 'endpoint', rec, (e) => e.endpoint_name === b.endpoint_name, exists, ENDPOINTS);
+  // Taken back only unpromoted and not made the default since (those wait for the name to be decided: `findEndpoint`).
+  await putNamed(c, tenant, 'endpoint', rec, (e) => e.endpoint_name === b.endpoint_name, exists, ENDPOINTS, { model_version: null, default_seq: rec.default_seq });
   await c.update(tenant, 'endpoint', rec.id, { claiming: false }, {});
   if (b.is_default) await clearOlderDefaults(c, tenant, all, rec.id, now);
   // The first endpoint answers whether it is the default once written (another may have been made so meanwhile).
@@ -118,11 +119,14 @@ async function firstKept(c: ConsoleStore, tenant: string, rec: Endpoint, now: nu
  * Makes an existing endpoint the default (`PATCH /api/model-endpoints/{id}` `{ is_default: true }`):
  * it takes a number of the endpoint id counter, so it ranks after every default made before it,
  * then clears the older ones. Two moves at once end with the later number the default, as two
- * creates do.
+ * creates do. An endpoint whose create is still deciding whether it keeps its name is waited for
+ * (`keptByName`): 404 once taken back.
  */
 export async function makeDefaultEndpoint(c: ConsoleStore, tenant: string, id: number) {
   const cur = await c.get<Endpoint>(tenant, 'endpoint', id);
-  if (!cur) throw notFound('endpoint', id);
+  // Once any create of its name at once has decided (it may take this one back: until 2026-12-08
+  // the move was answered 200, and the endpoint then taken back, the older defaults cleared).
+  if (!cur || !(await keptByName(c, tenant, cur))) throw notFound('endpoint', id);
   const all = await c.list<Endpoint>(tenant, 'endpoint');
   if (pickEndpoint(all, undefined)?.id === id) return endpointView(cur);
   const seq = await c.nextId(tenant, 'endpoint');

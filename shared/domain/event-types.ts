@@ -1,7 +1,7 @@
 import type { z } from 'zod/mini';
 import { nowSeconds } from '../clock.ts';
 import type * as S from '../schemas/console.ts';
-import { EVENT_TYPES, newId, notFound, putNamed, recordPage, storedBefore, type ConsoleRecord, type ConsoleStore } from './console-records.ts';
+import { EVENT_TYPES, nameDecided, newId, notFound, putNamed, recordPage, storedBefore, type ConsoleRecord, type ConsoleStore } from './console-records.ts';
 import type { IdPlan } from './types.ts';
 import { Conflict } from './errors.ts';
 
@@ -19,7 +19,7 @@ export async function createEventType(c: ConsoleStore, tenant: string, b: z.outp
   const exists = () => new Conflict('event_type_exists', `Event type ${b.name} exists.`);
   if ((await c.list<EventType>(tenant, 'event_type')).some((e) => e.name === b.name)) throw exists();
   const rec: EventType = { id: await newId(() => c.nextId(tenant, 'event_type'), ids), name: b.name, weight: b.weight, created: nowSeconds() };
-  await putNamed(c, tenant, 'event_type', rec, (e) => e.name === b.name, exists, EVENT_TYPES);
+  await putNamed(c, tenant, 'event_type', rec, (e) => e.name === b.name, exists, EVENT_TYPES, { weight: rec.weight });
   return rec;
 }
 export const listEventTypes = (c: ConsoleStore, tenant: string, q: S.RecordPageQuery) => recordPage(c, tenant, 'event_type', { limit: q.limit, after: q.starting_after }, (r: EventType) => r);
@@ -34,7 +34,9 @@ export async function getEventType(c: ConsoleStore, tenant: string, id: number):
  * and a DELETE in between left nothing to answer.
  */
 export async function updateEventType(c: ConsoleStore, tenant: string, id: number, b: z.output<typeof S.eventTypePatch>) {
-  const cur = await getEventType(c, tenant, id);
+  // Once the name is decided (a create of it at once may still take this record back: `nameDecided`).
+  const cur = await nameDecided<EventType>(c, tenant, 'event_type', id, (x, y) => x.name === y.name);
+  if (!cur) throw notFound('event type', id);
   if (!(await c.update(tenant, 'event_type', id, { weight: b.weight }))) throw notFound('event type', id);
   return { ...cur, weight: b.weight };
 }

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { ConsoleKind, ConsoleRecord, ConsoleStore } from '../../shared/domain/console-records.ts';
 import { setClock } from '../../shared/clock.ts';
 import { createEndpoint, findEndpoint, getEndpoint, listEndpoints, makeDefaultEndpoint, type Endpoint } from '../../shared/domain/endpoints.ts';
-import { createEventType, type EventType } from '../../shared/domain/event-types.ts';
+import { createEventType, updateEventType, type EventType } from '../../shared/domain/event-types.ts';
 import { createTemplate, getTemplate, updateTemplate } from '../../shared/domain/templates.ts';
 import { PreconditionFailed } from '../../shared/domain/errors.ts';
 import { getTrainingRun, listTrainingRuns, stopTrainingRun, trainingRunLogs, type TrainingRun, type TrainingRunStatus } from '../../shared/domain/training-runs.ts';
@@ -728,6 +728,74 @@ describe('event type names', () => {
     const main = await createEndpoint(c, T, { endpoint_name: 'main', is_default: false });
     await expect(createEndpoint(racing, T, { endpoint_name: 'main', is_default: true })).rejects.toMatchObject({ code: 'endpoint_exists' });
     expect((await listEndpoints(c, T, { limit: 100 })).data.map((e) => [e.id, e.endpoint_name, e.is_default])).toEqual([[main.id, 'main', true]]);
+  });
+
+  it('a PATCH of a record whose create is still deciding whether it keeps its name waits for it: never answered 200 on a record then taken back', async () => {
+    // Found by a review (2026-12-08): the take-back (withdraw) was unconditional and the PATCH did
+    // not wait, so a PATCH answered 200 in between was lost; of an endpoint made the default so,
+    // the older default was cleared and the tenant was left with none.
+    const c = db.stores.console;
+    const T = 'names-patched';
+    let hidden = true;
+    let patch: Promise<unknown> = Promise.resolve();
+    // The second create's first check ran before the first create wrote its record; once it has
+    // written its own, another request changes it (given 300 ms to land before the create checks).
+    const racing = (change: (id: number) => Promise<unknown>): ConsoleStore =>
+      ({
+        ...c,
+        async list(tenant, kind) {
+          const all = await c.list(tenant, kind);
+          if (!hidden) return all;
+          hidden = false;
+          return [];
+        },
+        async create(tenant, kind, rec, cap, audited) {
+          const made = await c.create(tenant, kind, rec, cap, audited);
+          patch = change(rec.id).then(
+            (r) => ({ answered: r }),
+            (e: unknown) => ({ refused: e }),
+          );
+          await Promise.race([patch, new Promise((r) => setTimeout(r, 300))]);
+          return made;
+        },
+      }) as ConsoleStore;
+    const first = await createEventType(c, T, { name: 'view', weight: 1 });
+    let lost = 0;
+    await expect(
+      createEventType(
+        racing((id) => ((lost = id), updateEventType(c, T, id, { weight: 9 }))),
+        T,
+        { name: 'view', weight: 5 },
+      ),
+    ).rejects.toMatchObject({ code: 'event_type_exists' });
+    // Refused as the record it named was taken back (was: 200, weight 9, and the record gone).
+    expect(await patch).toMatchObject({ refused: { code: 'event_type_not_found' } });
+    expect(await c.get(T, 'event_type', lost)).toBeUndefined();
+    expect((await c.list<EventType>(T, 'event_type')).map((e) => [e.id, e.weight])).toEqual([[first.id, 1]]);
+    // An endpoint made the default while its create decides: 404 once taken back, the default kept.
+    hidden = true;
+    const main = await createEndpoint(c, T, { endpoint_name: 'main', is_default: false });
+    await expect(
+      createEndpoint(
+        racing((id) => makeDefaultEndpoint(c, T, id)),
+        T,
+        { endpoint_name: 'main', is_default: false },
+      ),
+    ).rejects.toMatchObject({ code: 'endpoint_exists' });
+    expect(await patch).toMatchObject({ refused: { code: 'endpoint_not_found' } });
+    expect((await listEndpoints(c, T, { limit: 100 })).data.map((e) => [e.id, e.endpoint_name, e.is_default])).toEqual([[main.id, 'main', true]]);
+  });
+
+  it('a take-back conditional on the fields as written (withdraw with expect) leaves a record changed since, and its place', async () => {
+    const c = db.stores.console;
+    const T = 'withdraw-expect';
+    const id = await c.nextId(T, 'event_type');
+    expect(await c.create(T, 'event_type', { id, name: 'view', weight: 1, created: 1 }, 100)).toBe(true);
+    expect(await c.update(T, 'event_type', id, { weight: 9 })).toBe(true);
+    expect(await c.withdraw(T, 'event_type', id, { weight: 1 })).toBe(false);
+    expect(await c.get(T, 'event_type', id)).toMatchObject({ weight: 9 });
+    expect(await c.withdraw(T, 'event_type', id, { weight: 9 })).toBe(true);
+    expect(await c.get(T, 'event_type', id)).toBeUndefined();
   });
 
   /** A create's record, or what it threw. */
