@@ -90,6 +90,28 @@ describe('rules and segments per tenant', () => {
     expect((await c.controlConfig(T)).segments).toHaveLength(3);
   });
 
+  it('segments at the cap: a deletion racing creates never leaves the tenant past the cap, and once it is answered a create takes its place', async () => {
+    const c = db.stores.console;
+    const T = 'cap-segments-race';
+    const cap = 4;
+    const made = [];
+    for (let k = 0; k < cap; k++) made.push(await createSegment(c, { tenant: T }, { name: `s${k}`, definition }, undefined, cap));
+    const victim = made[1]?.id as number;
+    const creates = Array.from({ length: 6 }, (_, k) => createSegment(c, { tenant: T }, { name: `racing${k}`, definition }, undefined, cap));
+    const [deleted, ...outcomes] = await Promise.allSettled([deleteSegment(c, { tenant: T }, victim), ...creates]);
+    expect(deleted.status).toBe('fulfilled');
+    for (const o of outcomes) if (o.status === 'rejected') expect(o.reason).toMatchObject({ message: 'Too many segments.' });
+    const created = outcomes.filter((o) => o.status === 'fulfilled').length;
+    expect(created).toBeLessThanOrEqual(1);
+    const live = (await c.controlConfig(T)).segments.map((s) => s.id).sort((a, b) => a - b);
+    expect(live).toHaveLength(cap - 1 + created);
+    expect((await placesHeld(T, 'segment')).sort((a, b) => a - b)).toEqual(live);
+    // The deletion answered: its place is free for the next create, unless a racing one took it.
+    if (created === 0) await createSegment(c, { tenant: T }, { name: 'after', definition }, undefined, cap);
+    await expect(createSegment(c, { tenant: T }, { name: 'past', definition }, undefined, cap)).rejects.toMatchObject({ message: 'Too many segments.' });
+    expect((await c.controlConfig(T)).segments).toHaveLength(cap);
+  });
+
   it('a place held by no rule (a create or delete cut off between its writes) is taken back once old', async () => {
     const c = db.stores.console;
     const T = 'cap-leak';
