@@ -406,6 +406,25 @@ export async function putNamed<T extends ConsoleRecord>(
   asWritten: Expect,
 ): Promise<void> {
   if (!(await c.create(tenant, kind, rec, cap.n))) throw tooMany(cap);
+  await nameSettled(c, tenant, kind, rec, sameName, exists, asWritten);
+}
+
+/**
+ * `putNamed`'s check after its write, of a record stored (`rec`): 409 (`exists`) once the record
+ * is taken back. Also what a create's retry under its Idempotency-Key runs on the record its
+ * failed attempt stored (`storedBefore`): that attempt may have been cut off between its write and
+ * this check (a 503 at its deadline refuses every table call after it), leaving a second record
+ * of a name another create kept (until 2026-12-08 the retry answered it 201 unchecked).
+ */
+export async function nameSettled<T extends ConsoleRecord>(
+  c: Pick<ConsoleStore, 'list' | 'get' | 'withdraw'>,
+  tenant: string,
+  kind: ConsoleKind,
+  rec: T,
+  sameName: (r: T) => boolean,
+  exists: () => Error,
+  asWritten: Expect,
+): Promise<void> {
   const others = async () => (await c.list<T>(tenant, kind)).filter((r) => sameName(r) && r.id !== rec.id);
   let rivals = await others();
   if (rivals.length > 0 && rivals.every((r) => r.id > rec.id)) {

@@ -2,7 +2,7 @@ import type { z } from 'zod/mini';
 import { nowMs, nowSeconds } from '../clock.ts';
 import { sleep } from '../retry.ts';
 import type * as S from '../schemas/console.ts';
-import { ENDPOINTS, newId, notFound, putNamed, storedBefore, type ConsoleRecord, type ConsoleStore } from './console-records.ts';
+import { ENDPOINTS, nameSettled, newId, notFound, putNamed, storedBefore, type ConsoleRecord, type ConsoleStore } from './console-records.ts';
 import { Conflict } from './errors.ts';
 import { platformList } from './present.ts';
 import type { IdPlan } from './types.ts';
@@ -50,28 +50,42 @@ async function clearOlderDefaults(c: ConsoleStore, tenant: string, all: readonly
 
 export async function createEndpoint(c: ConsoleStore, tenant: string, b: z.output<typeof S.endpointBody>, ids?: IdPlan) {
   const done = await storedBefore<Endpoint>(c, tenant, 'endpoint', ids);
-  if (done) return endpointView(done);
+  // Answered as stored once its create decided that it keeps its name. One still `claiming` is
+  // the record of an attempt cut off before it decided (a 503 at its deadline refuses every table
+  // call after it): its retry goes on from there, the name checked first (`nameSettled`; until
+  // 2026-12-08 it answered 201 unchecked, a second endpoint of a name another create kept).
+  if (done && done.claiming !== true) return endpointView(done);
   const exists = () => new Conflict('endpoint_exists', `Endpoint ${b.endpoint_name} exists.`);
+  const sameName = (e: Endpoint) => e.endpoint_name === b.endpoint_name;
   const all = await c.list<Endpoint>(tenant, 'endpoint');
-  if (all.some((e) => e.endpoint_name === b.endpoint_name)) throw exists();
   const now = nowSeconds();
-  // One default per tenant: the first endpoint is the default; a new default takes over. Being
-  // the first ranks below any default asked for (0): of creates at once on a tenant with none,
-  // one sent with `is_default: true` keeps it, whenever the others were written.
-  const first = !b.is_default && all.length === 0;
-  const rec: Endpoint = {
-    id: await newId(() => c.nextId(tenant, 'endpoint'), ids),
-    endpoint_name: b.endpoint_name,
-    is_default: b.is_default || first,
-    model_version: null,
-    created: now,
-    updated_at: now,
-    ...(first ? { default_seq: 0 } : {}),
-    claiming: true,
-  };
-  // Before it takes the default over: a create that loses its name changes nothing.
   // Taken back only unpromoted and not made the default since (those wait for the name to be decided: `findEndpoint`).
-  await putNamed(c, tenant, 'endpoint', rec, (e) => e.endpoint_name === b.endpoint_name, exists, ENDPOINTS, { model_version: null, default_seq: rec.default_seq });
+  const asWritten = (defaultSeq: number | undefined) => ({ model_version: null, default_seq: defaultSeq });
+  let rec: Endpoint;
+  let first: boolean;
+  if (done) {
+    rec = done;
+    first = done.default_seq === 0;
+    await nameSettled(c, tenant, 'endpoint', rec, sameName, exists, asWritten(first ? 0 : undefined));
+  } else {
+    if (all.some(sameName)) throw exists();
+    // One default per tenant: the first endpoint is the default; a new default takes over. Being
+    // the first ranks below any default asked for (0): of creates at once on a tenant with none,
+    // one sent with `is_default: true` keeps it, whenever the others were written.
+    first = !b.is_default && all.length === 0;
+    rec = {
+      id: await newId(() => c.nextId(tenant, 'endpoint'), ids),
+      endpoint_name: b.endpoint_name,
+      is_default: b.is_default || first,
+      model_version: null,
+      created: now,
+      updated_at: now,
+      ...(first ? { default_seq: 0 } : {}),
+      claiming: true,
+    };
+    // Before it takes the default over: a create that loses its name changes nothing.
+    await putNamed(c, tenant, 'endpoint', rec, sameName, exists, ENDPOINTS, asWritten(rec.default_seq));
+  }
   await c.update(tenant, 'endpoint', rec.id, { claiming: false }, {});
   if (b.is_default) await clearOlderDefaults(c, tenant, all, rec.id, now);
   // The first endpoint answers whether it is the default once written (another may have been made so meanwhile).

@@ -1,7 +1,7 @@
 import type { z } from 'zod/mini';
 import { nowSeconds } from '../clock.ts';
 import type * as S from '../schemas/console.ts';
-import { EVENT_TYPES, nameDecided, newId, notFound, putNamed, recordPage, storedBefore, type ConsoleRecord, type ConsoleStore } from './console-records.ts';
+import { EVENT_TYPES, nameDecided, nameSettled, newId, notFound, putNamed, recordPage, storedBefore, type ConsoleRecord, type ConsoleStore } from './console-records.ts';
 import type { IdPlan } from './types.ts';
 import { Conflict } from './errors.ts';
 
@@ -14,12 +14,17 @@ export interface EventType extends ConsoleRecord {
 }
 
 export async function createEventType(c: ConsoleStore, tenant: string, b: z.output<typeof S.eventTypeBody>, ids?: IdPlan) {
-  const done = await storedBefore<EventType>(c, tenant, 'event_type', ids);
-  if (done) return done;
   const exists = () => new Conflict('event_type_exists', `Event type ${b.name} exists.`);
-  if ((await c.list<EventType>(tenant, 'event_type')).some((e) => e.name === b.name)) throw exists();
+  const sameName = (e: EventType) => e.name === b.name;
+  const done = await storedBefore<EventType>(c, tenant, 'event_type', ids);
+  // The failed attempt's record, checked as that attempt would have (it may have been cut off before: `nameSettled`).
+  if (done) {
+    await nameSettled(c, tenant, 'event_type', done, sameName, exists, { weight: b.weight });
+    return done;
+  }
+  if ((await c.list<EventType>(tenant, 'event_type')).some(sameName)) throw exists();
   const rec: EventType = { id: await newId(() => c.nextId(tenant, 'event_type'), ids), name: b.name, weight: b.weight, created: nowSeconds() };
-  await putNamed(c, tenant, 'event_type', rec, (e) => e.name === b.name, exists, EVENT_TYPES, { weight: rec.weight });
+  await putNamed(c, tenant, 'event_type', rec, sameName, exists, EVENT_TYPES, { weight: rec.weight });
   return rec;
 }
 export const listEventTypes = (c: ConsoleStore, tenant: string, q: S.RecordPageQuery) => recordPage(c, tenant, 'event_type', { limit: q.limit, after: q.starting_after }, (r: EventType) => r);

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { ConsoleKind, ConsoleRecord, ConsoleStore } from '../../shared/domain/console-records.ts';
 import { setClock } from '../../shared/clock.ts';
+import { DeadlinePassed } from '../../shared/deadline.ts';
 import { createEndpoint, findEndpoint, getEndpoint, listEndpoints, makeDefaultEndpoint, type Endpoint } from '../../shared/domain/endpoints.ts';
 import { createEventType, updateEventType, type EventType } from '../../shared/domain/event-types.ts';
 import { createTemplate, getTemplate, updateTemplate } from '../../shared/domain/templates.ts';
@@ -784,6 +785,61 @@ describe('event type names', () => {
     ).rejects.toMatchObject({ code: 'endpoint_exists' });
     expect(await patch).toMatchObject({ refused: { code: 'endpoint_not_found' } });
     expect((await listEndpoints(c, T, { limit: 100 })).data.map((e) => [e.id, e.endpoint_name, e.is_default])).toEqual([[main.id, 'main', true]]);
+  });
+
+  it("a create cut off by its deadline (503) between its write and its name's check: its retry checks it, 409 when another create kept the name meanwhile, not a second record of the name answered 201", async () => {
+    const c = db.stores.console;
+    const T = 'names-deadline';
+    // Another create of the name runs whole just before this attempt's write (it sees no rival and keeps the name); then the attempt's time runs out.
+    const cutOff = (rival: () => Promise<unknown>): ConsoleStore =>
+      ({
+        ...c,
+        async create(tenant, kind, rec, cap, audited) {
+          await rival();
+          await c.create(tenant, kind, rec, cap, audited);
+          throw new DeadlinePassed();
+        },
+      }) as ConsoleStore;
+    let reserved = 0;
+    const plan = () => ({ reserved: async (id: number) => void (reserved = id) });
+    let kept: EventType | undefined;
+    const body = { name: 'view', weight: 5 };
+    await expect(
+      createEventType(
+        cutOff(async () => (kept = await createEventType(c, T, { name: 'view', weight: 1 }))),
+        T,
+        body,
+        plan(),
+      ),
+    ).rejects.toBeInstanceOf(DeadlinePassed);
+    expect((await c.list<EventType>(T, 'event_type')).filter((e) => e.name === 'view')).toHaveLength(2);
+    // Was: 201 with the second record, kept.
+    await expect(createEventType(c, T, body, { reuse: reserved })).rejects.toMatchObject({ code: 'event_type_exists' });
+    expect((await c.list<EventType>(T, 'event_type')).map((e) => [e.id, e.name, e.weight])).toEqual([[kept?.id, 'view', 1]]);
+    // An endpoint the same way; one cut off with no rival is resumed: 201, its name decided (`claiming` off).
+    let main: { id: number } | undefined;
+    await expect(
+      createEndpoint(
+        cutOff(async () => (main = await createEndpoint(c, T, { endpoint_name: 'main', is_default: false }))),
+        T,
+        { endpoint_name: 'main', is_default: true },
+        plan(),
+      ),
+    ).rejects.toBeInstanceOf(DeadlinePassed);
+    await expect(createEndpoint(c, T, { endpoint_name: 'main', is_default: true }, { reuse: reserved })).rejects.toMatchObject({ code: 'endpoint_exists' });
+    expect((await listEndpoints(c, T, { limit: 100 })).data.map((e) => [e.id, e.endpoint_name, e.is_default])).toEqual([[main?.id, 'main', true]]);
+    await expect(
+      createEndpoint(
+        cutOff(async () => undefined),
+        T,
+        { endpoint_name: 'next', is_default: true },
+        plan(),
+      ),
+    ).rejects.toBeInstanceOf(DeadlinePassed);
+    const next = await createEndpoint(c, T, { endpoint_name: 'next', is_default: true }, { reuse: reserved });
+    expect(next).toMatchObject({ id: reserved, endpoint_name: 'next', is_default: true });
+    expect((await c.get<Endpoint>(T, 'endpoint', reserved))?.claiming).toBe(false);
+    expect((await listEndpoints(c, T, { limit: 100 })).data.filter((e) => e.is_default).map((e) => e.endpoint_name)).toEqual(['next']);
   });
 
   it('a take-back conditional on the fields as written (withdraw with expect) leaves a record changed since, and its place', async () => {
