@@ -59,8 +59,9 @@ export async function createEndpoint(c: ConsoleStore, tenant: string, b: z.outpu
   const sameName = (e: Endpoint) => e.endpoint_name === b.endpoint_name;
   const all = await c.list<Endpoint>(tenant, 'endpoint');
   const now = nowSeconds();
-  // Taken back only unpromoted and not made the default since (those wait for the name to be decided: `findEndpoint`).
-  const asWritten = (defaultSeq: number | undefined) => ({ model_version: null, default_seq: defaultSeq });
+  // Taken back only while not made the default since (a move waits for the name to be decided, `keptByName`,
+  // but answers once written). A promotion written to it meanwhile is made again on the one kept (`promoteModel`).
+  const asWritten = (defaultSeq: number | undefined) => ({ default_seq: defaultSeq });
   let rec: Endpoint;
   let first: boolean;
   if (done) {
