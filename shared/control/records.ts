@@ -227,6 +227,26 @@ async function checkedBefore<T extends { id: number; segment_id: number | null }
   );
 }
 
+/**
+ * A PATCH that names the segment the record names already (`segmentId`): a change of nothing for
+ * it, so not checked as a change of it is. But a change that named it and was cut off between its
+ * write and its check (a 503 at its deadline refuses every table call after it) left the record
+ * naming it unchecked, and the PATCH sent again (its retry) answered 200 naming a segment deleted
+ * meanwhile (until 2026-12-08). So the segment is checked, once any deletion of it under way has
+ * ended: gone, the change that named it is undone as its own check would have (the trail's newest
+ * entry, when it is that change: fields still as it wrote them put back, its entry taken out; a
+ * change acknowledged since keeps it), and the PATCH is 404.
+ */
+async function namedAlready(c: ControlPorts, who: Caller, kind: ConsoleKind, resource: string, id: number, segmentId: number): Promise<void> {
+  const s = await pastDeletion(c, who.tenant, segmentId, performance.now() + MARK_WAIT_MS);
+  if (s !== undefined && !beingDeleted(s)) return;
+  const [last] = (await c.auditPage(who.tenant, resource, { limit: 1 })).rows;
+  const was = last?.before as Stored<{ segment_id: number | null }> | null | undefined;
+  const wrote = last?.after as Stored<{ segment_id: number | null }> | null | undefined;
+  if (last?.action === 'update' && was && wrote && wrote.segment_id === segmentId && was.segment_id !== segmentId) await undo(c, who.tenant, kind, id, { before: was, after: wrote, entry: last });
+  throw notFound('segment', segmentId);
+}
+
 /** A change written with its audit entry; `entry` undefined when it found every field it sets holding that value already (it wrote nothing). */
 type Changed<T> = { before: Stored<T>; after: Stored<T>; entry: AuditEntry | undefined };
 
@@ -345,6 +365,7 @@ export async function listRules(c: ControlPorts, tenant: string, q: S.ContextPag
 }
 
 export async function updateRule(c: ControlPorts, who: Caller, id: number, b: S.RulePatch): Promise<Rule> {
+  if (b.segment_id && (await c.get<Stored<Rule>>(who.tenant, 'rule', id))?.segment_id === b.segment_id) await namedAlready(c, who, 'rule', `rules/${id}`, id, b.segment_id);
   const changed = await change<Rule>(c, who, 'rule', 'rule', `rules/${id}`, id, async (cur) => {
     const starts = b.starts_at !== undefined ? b.starts_at : cur.starts_at;
     const ends = b.ends_at !== undefined ? b.ends_at : cur.ends_at;
@@ -574,6 +595,11 @@ const NEXT: Record<ExperimentStatus, ExperimentStatus | undefined> = { Draft: 'R
  * random pause, starts again unless the other is Running by then (409), so one of them is.
  */
 export async function updateExperiment(c: ControlPorts, who: Caller, id: number, b: S.ExperimentPatch): Promise<Experiment> {
+  if (b.segment_id) {
+    const cur = await c.get<Stored<Experiment>>(who.tenant, 'experiment', id);
+    // A Draft's (another's segment_id is 400, below).
+    if (cur?.status === 'Draft' && cur.segment_id === b.segment_id) await namedAlready(c, who, 'experiment', `experiments/${id}`, id, b.segment_id);
+  }
   const { after } = await startsSettled(c, who.tenant, id, () =>
     withRetry<Changed<Experiment>>(STARTS, async () => {
       const changed = await changeExperiment(c, who, id, b);

@@ -16,6 +16,7 @@ import { createEndpoint } from '../../shared/domain/endpoints.ts';
 import type { NewEvent } from '../../shared/domain/types.ts';
 import { testTable, type TestTable } from '../helpers/table.ts';
 import { gate } from '../helpers/fixtures.ts';
+import { DeadlinePassed } from '../../shared/deadline.ts';
 
 let db: TestTable;
 beforeAll(async () => {
@@ -281,6 +282,43 @@ describe('races between changes', () => {
     // Both changes are in the trail: the create's entry is not taken out with a take-back that did not happen.
     const trail = await c.auditPage(T, 'rules/1', { limit: 10 });
     expect(trail.rows.map((e) => e.action)).toEqual(['update', 'create']);
+  });
+
+  it('a PATCH naming a segment, cut off by its deadline (503) between its write and its check, the segment deleted meanwhile: sent again it is 404 and the change undone, not 200 naming a deleted segment', async () => {
+    const c = db.stores.console;
+    const T = 'race-seg-patch-503';
+    const who = { tenant: T, actor: 'abcd1234' };
+    const ctx = await createContext(c, T, { name: 'home', description: '' });
+    const seg = await createSegment(c, who, { name: 's', definition: { event_type: 'buy', min_count: 1, within_days: 7 } });
+    const made = await createRule(c, who, { name: 'r', context_id: ctx.id, conditions: [], boost: 2 });
+    // The change lands; the segment's deletion (which read the rules before it) removes the segment; then the time runs out.
+    let cut = false;
+    const racing: ConsoleStore = {
+      ...c,
+      async update(tenant, kind, id, set, expect, audited) {
+        const ok = await c.update(tenant, kind, id, set, expect, audited);
+        if (kind === 'rule' && ok) {
+          await c.remove(T, 'segment', seg.id, {}, { kept: true });
+          cut = true;
+        }
+        return ok;
+      },
+      get(tenant, kind, id) {
+        if (cut) throw new DeadlinePassed();
+        return c.get(tenant, kind, id);
+      },
+    };
+    const patch = { name: 'renamed', segment_id: seg.id };
+    await expect(updateRule(racing, who, made.id, patch)).rejects.toBeInstanceOf(DeadlinePassed);
+    expect(await getRule(c, T, made.id)).toMatchObject({ name: 'renamed', segment_id: seg.id });
+    // Was: 200, the rule naming the deleted segment.
+    await expect(updateRule(c, who, made.id, patch)).rejects.toMatchObject({ code: 'segment_not_found' });
+    expect(await getRule(c, T, made.id)).toMatchObject({ name: 'r', segment_id: null, updated_at: made.updated_at });
+    expect((await c.auditPage(T, `rules/${made.id}`, { limit: 10 })).rows.map((e) => e.action)).toEqual(['create']);
+    // A PATCH naming a live segment the rule names already is no change, as before.
+    const live = await createSegment(c, who, { name: 'live', definition: { event_type: 'buy', min_count: 2, within_days: 7 } });
+    const named = await updateRule(c, who, made.id, { segment_id: live.id });
+    await expect(updateRule(c, who, made.id, { segment_id: live.id })).resolves.toEqual(named);
   });
 
   it('a segment deletion that finds a rule naming it is refused and unmarks the segment', async () => {
