@@ -220,8 +220,13 @@ const INDEX_STATUS: Access = { indexes: ['gsi3', 'gsi4'], bucket: 'read', bucket
  * TransactWriteItems (IAM checks each of its writes as that action).
  */
 const CONTROL_WRITE: Access = { table: ['PutItem', 'UpdateItem'] };
-/** A change of a rule or experiment, which it takes back when a check after its write fails: its audit entry with it (DeleteItem). */
-const CONTROL_UNDONE: Access = granting(CONTROL_WRITE, ['DeleteItem']);
+/**
+ * A change of a rule or experiment, which it takes back when a check after its write fails: its
+ * audit entry with it (DeleteItem). One naming the segment its record names already reads the
+ * record's newest audit entry (Query) when that segment is gone: the change that named it, cut off
+ * before its check, is undone (records.ts `namedAlready`).
+ */
+const CONTROL_UNDONE: Access = granting(CONTROL_WRITE, ['DeleteItem', 'Query']);
 /**
  * Creating or deleting a rule or segment, which hold the tenant's places (shared/data/places.ts):
  * the places and the records are read and counted (Query), a place claimed (PutItem) and freed
@@ -290,8 +295,8 @@ const platformRoutes: PlatformRoute[] = [
   platform('POST', '/api/event-types', 'platform/event-types/create', idempotent(CONSOLE_WRITE), ['events']),
   platform('GET', '/api/event-types', 'platform/event-types/list', CONSOLE_READ, ['events']),
   platform('GET', '/api/event-types/{id}', 'platform/event-types/get', CONSOLE_GET, ['events']),
-  // A weight change reads its event type (GetItem) and updates it: nothing listed.
-  platform('PATCH', '/api/event-types/{id}', 'platform/event-types/update', { table: ['UpdateItem'] }, ['events']),
+  // A weight change reads the event types (Query: once a create of its name at once has decided which keeps it, `nameDecided`) and updates its own.
+  platform('PATCH', '/api/event-types/{id}', 'platform/event-types/update', CONSOLE_CHANGE, ['events']),
   platform('POST', '/api/events/templates', 'platform/templates/create', idempotent(CONSOLE_WRITE), ['events']),
   platform('GET', '/api/events/templates', 'platform/templates/list', CONSOLE_READ, ['events']),
   platform('GET', '/api/events/templates/{id}', 'platform/templates/get', CONSOLE_GET, ['events']),

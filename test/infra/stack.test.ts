@@ -182,7 +182,7 @@ describe('least privilege', () => {
     expect(tableActionsOf('platform/models/promote')).toEqual(expect.arrayContaining(['dynamodb:UpdateItem', 'dynamodb:PutItem']));
   });
 
-  it('lets the console records read by id read that record only (GetItem), and an event type PATCH update it without listing', () => {
+  it('lets the console records read by id read that record only (GetItem), and an event type PATCH read the event types (its name decided) and update it', () => {
     const tableActionsOf = (m: string) =>
       statementsOf(fnByModule(m))
         .filter((s) => !s.Condition)
@@ -191,7 +191,8 @@ describe('least privilege', () => {
         .sort();
     // ConsoleStore.get: one GetItem; a template, context, event type or run by id lists nothing (an endpoint or a model version does: the default, the endpoints serving it).
     for (const m of ['contexts/get', 'event-types/get', 'templates/get', 'training-runs/get']) expect(tableActionsOf(`platform/${m}`), m).toEqual(['dynamodb:GetItem']);
-    expect(tableActionsOf('platform/event-types/update')).toEqual(['dynamodb:GetItem', 'dynamodb:UpdateItem']);
+    // A PATCH waits until no create of its name at once may take its record back (nameDecided: a Query of the event types); it puts nothing.
+    expect(tableActionsOf('platform/event-types/update')).toEqual(['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem']);
   });
 
   it("lets the client and API key lists Query the tenant's listing index (gsi1) only, never the table", () => {
