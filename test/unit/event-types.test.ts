@@ -8,6 +8,8 @@ function store(meanwhile: (rec: { current: EventType | undefined }) => void) {
   const rec: { current: EventType | undefined } = { current: { id: 4, name: 'purchase', weight: 5, created: 1 } };
   const c = {
     get: async () => rec.current && { ...rec.current },
+    // The event types, read before the write until no create of its name at once may take it back (nameDecided).
+    list: async () => (rec.current ? [{ ...rec.current }] : []),
     update: async (_t: string, _k: string, _id: number, set: Partial<EventType>) => {
       if (!rec.current) return false;
       rec.current = { ...rec.current, ...set };
