@@ -1,4 +1,5 @@
 import type { ControlConfig } from '../control/types.ts';
+import { nowSeconds } from '../clock.ts';
 import { sleep } from '../retry.ts';
 import { InvalidInput, NotFound } from './errors.ts';
 import { platformList, type PlatformList } from './present.ts';
@@ -441,18 +442,34 @@ export async function nameSettled<T extends ConsoleRecord>(
 const NAME_DECIDED_WAIT_MS = 2000;
 
 /**
+ * How long after its `created` a record's create may still be deciding whether it keeps its name
+ * (`putNamed`): a Platform request ends within 10 s (its function's timeout), as an endpoint's
+ * `claiming` does (endpoints.ts CLAIM_SECONDS).
+ */
+const NAME_DECIDING_SECONDS = 10;
+
+/**
  * Record `id` once no other record has its name (`sameName`), read again 50 ms apart for up to
  * NAME_DECIDED_WAIT_MS: a create of the name at once is still deciding which keeps it, and may
  * take this one back (`putNamed`); undefined when it did (or there is none). What a change of a
  * uniquely named record (a PATCH) reads before it writes, so that it is not answered 200 on a
- * record then taken back.
+ * record then taken back. Only its own create takes a record back, so one created over
+ * NAME_DECIDING_SECONDS ago is read at once, another of its name or not (two of one name from
+ * before 2026-12-03, or both kept: until 2026-12-08 every PATCH of such a record waited 2 s).
  */
-export async function nameDecided<T extends ConsoleRecord>(c: Pick<ConsoleStore, 'list'>, tenant: string, kind: ConsoleKind, id: number, sameName: (a: T, b: T) => boolean): Promise<T | undefined> {
+export async function nameDecided<T extends ConsoleRecord & { created: number }>(
+  c: Pick<ConsoleStore, 'list'>,
+  tenant: string,
+  kind: ConsoleKind,
+  id: number,
+  sameName: (a: T, b: T) => boolean,
+): Promise<T | undefined> {
   const until = performance.now() + NAME_DECIDED_WAIT_MS;
   for (;;) {
     const all = await c.list<T>(tenant, kind);
     const mine = all.find((r) => r.id === id);
-    if (!mine || !all.some((r) => r.id !== id && sameName(r, mine)) || performance.now() >= until) return mine;
+    const deciding = mine !== undefined && nowSeconds() - mine.created <= NAME_DECIDING_SECONDS;
+    if (!mine || !deciding || !all.some((r) => r.id !== id && sameName(r, mine)) || performance.now() >= until) return mine;
     await sleep(50);
   }
 }

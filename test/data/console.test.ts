@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { ConsoleKind, ConsoleRecord, ConsoleStore } from '../../shared/domain/console-records.ts';
-import { setClock } from '../../shared/clock.ts';
+import { nowSeconds, setClock } from '../../shared/clock.ts';
 import { DeadlinePassed } from '../../shared/deadline.ts';
 import { createEndpoint, findEndpoint, getEndpoint, listEndpoints, makeDefaultEndpoint, type Endpoint } from '../../shared/domain/endpoints.ts';
 import { createEventType, updateEventType, type EventType } from '../../shared/domain/event-types.ts';
@@ -785,6 +785,23 @@ describe('event type names', () => {
     ).rejects.toMatchObject({ code: 'endpoint_exists' });
     expect(await patch).toMatchObject({ refused: { code: 'endpoint_not_found' } });
     expect((await listEndpoints(c, T, { limit: 100 })).data.map((e) => [e.id, e.endpoint_name, e.is_default])).toEqual([[main.id, 'main', true]]);
+  });
+
+  it('a PATCH of an event type whose create decided long ago is not held up by another of its name (no 2 s wait on every change)', async () => {
+    // Found by a review (2026-12-08): the PATCH waited for the name to be decided whenever another
+    // record had it, however old: two event types of one name (kept before 2026-12-03, or both
+    // kept since) had every change of their weight wait 2 s, though no create may take them back.
+    const c = db.stores.console;
+    const T = 'names-old';
+    const created = nowSeconds() - 60;
+    for (const id of [1, 2]) expect(await c.create(T, 'event_type', { id, name: 'view', weight: id, created }, 100)).toBe(true);
+    const t0 = performance.now();
+    expect(await updateEventType(c, T, 2, { weight: 7 })).toMatchObject({ id: 2, weight: 7 });
+    expect(performance.now() - t0).toBeLessThan(1000);
+    expect((await c.list<EventType>(T, 'event_type')).map((e) => [e.id, e.weight])).toEqual([
+      [1, 1],
+      [2, 7],
+    ]);
   });
 
   it("a create cut off by its deadline (503) between its write and its name's check: its retry checks it, 409 when another create kept the name meanwhile, not a second record of the name answered 201", async () => {
