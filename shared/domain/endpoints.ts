@@ -135,13 +135,13 @@ async function firstKept(c: ConsoleStore, tenant: string, rec: Endpoint, now: nu
  * it takes a number of the endpoint id counter, so it ranks after every default made before it,
  * then clears the older ones. Two moves at once end with the later number the default, as two
  * creates do. An endpoint whose create is still deciding whether it keeps its name is waited for
- * (`keptByName`): 404 once taken back.
+ * (`decided`): 404 once taken back.
  */
 export async function makeDefaultEndpoint(c: ConsoleStore, tenant: string, id: number) {
-  const cur = await c.get<Endpoint>(tenant, 'endpoint', id);
-  // Once any create of its name at once has decided (it may take this one back: until 2026-12-08
-  // the move was answered 200, and the endpoint then taken back, the older defaults cleared).
-  if (!cur || !(await keptByName(c, tenant, cur))) throw notFound('endpoint', id);
+  // Once its create has decided (it may take it back: until 2026-12-08 the move was answered 200,
+  // and the endpoint then taken back, the older defaults cleared).
+  const cur = await decided(c, tenant, id);
+  if (!cur) throw notFound('endpoint', id);
   const all = await c.list<Endpoint>(tenant, 'endpoint');
   if (pickEndpoint(all, undefined)?.id === id) return endpointView(cur);
   const seq = await c.nextId(tenant, 'endpoint');
@@ -210,6 +210,22 @@ export async function findEndpoint(c: ConsoleStore, tenant: string, name: string
     const all = await c.list<Endpoint>(tenant, 'endpoint');
     const named = name === undefined ? [] : all.filter((e) => e.endpoint_name === name);
     if (name === undefined || nowMs() >= until || (named.length < 2 && !named.some(claiming))) return pickEndpoint(all, name);
+    await sleep(50);
+  }
+}
+
+/**
+ * Endpoint `id` once its create has decided whether it keeps its name (no longer `claiming`), read
+ * again 50 ms apart for up to NAME_DECIDED_WAIT_MS; undefined once taken back. Only its own create
+ * takes a record back, so another endpoint of its name (two kept before 2026-12-03) neither holds
+ * it up nor hides it (as `keptByName` would: until 2026-12-08 a move of the default to the later
+ * of two such endpoints waited 2 s and answered 404).
+ */
+async function decided(c: ConsoleStore, tenant: string, id: number): Promise<Endpoint | undefined> {
+  const until = nowMs() + NAME_DECIDED_WAIT_MS;
+  for (;;) {
+    const e = await c.get<Endpoint>(tenant, 'endpoint', id);
+    if (!e || !claiming(e) || nowMs() >= until) return e;
     await sleep(50);
   }
 }

@@ -804,6 +804,25 @@ describe('event type names', () => {
     ]);
   });
 
+  it('the default moves at once to an endpoint whose create decided long ago, another endpoint of its name or not (not 404 after 2 s)', async () => {
+    // Found by a review (2026-12-08): the move waited until its endpoint was the one its name
+    // names (keptByName): of two endpoints of one name (kept before 2026-12-03), a move to the
+    // later one waited 2 s and answered 404, though GET answered it.
+    const c = db.stores.console;
+    const T = 'endpoints-old';
+    const created = nowSeconds() - 60;
+    const old = (id: number, name: string, is_default: boolean): Endpoint => ({ id, endpoint_name: name, is_default, model_version: null, created, updated_at: created });
+    for (const e of [old(1, 'main', true), old(2, 'twin', false), old(3, 'twin', false)]) expect(await c.create(T, 'endpoint', e, 100)).toBe(true);
+    const t0 = performance.now();
+    expect(await makeDefaultEndpoint(c, T, 3)).toMatchObject({ id: 3, is_default: true });
+    expect(performance.now() - t0).toBeLessThan(1000);
+    expect((await listEndpoints(c, T, { limit: 100 })).data.map((e) => [e.id, e.is_default])).toEqual([
+      [1, false],
+      [2, false],
+      [3, true],
+    ]);
+  });
+
   it("a create cut off by its deadline (503) between its write and its name's check: its retry checks it, 409 when another create kept the name meanwhile, not a second record of the name answered 201", async () => {
     const c = db.stores.console;
     const T = 'names-deadline';
