@@ -321,6 +321,36 @@ describe('races between changes', () => {
     await expect(updateRule(c, who, made.id, { segment_id: live.id })).resolves.toEqual(named);
   });
 
+  it('so is a Draft experiment PATCH naming a segment, cut off the same way: sent again it is 404 and the change undone', async () => {
+    const c = db.stores.console;
+    const T = 'race-seg-exp-503';
+    const who = { tenant: T, actor: 'abcd1234' };
+    const { a } = await twoDrafts(c, T);
+    const seg = await createSegment(c, who, { name: 's', definition: { event_type: 'buy', min_count: 1, within_days: 7 } });
+    let cut = false;
+    const racing: ConsoleStore = {
+      ...c,
+      async update(tenant, kind, id, set, expect, audited) {
+        const ok = await c.update(tenant, kind, id, set, expect, audited);
+        if (kind === 'experiment' && ok) {
+          await c.remove(T, 'segment', seg.id, {}, { kept: true });
+          cut = true;
+        }
+        return ok;
+      },
+      get(tenant, kind, id) {
+        if (cut) throw new DeadlinePassed();
+        return c.get(tenant, kind, id);
+      },
+    };
+    const patch = { name: 'renamed', segment_id: seg.id };
+    await expect(updateExperiment(racing, who, a.id, patch)).rejects.toBeInstanceOf(DeadlinePassed);
+    expect(await c.get(T, 'experiment', a.id)).toMatchObject({ name: 'renamed', segment_id: seg.id });
+    await expect(updateExperiment(c, who, a.id, patch)).rejects.toMatchObject({ code: 'segment_not_found' });
+    expect(await c.get(T, 'experiment', a.id)).toMatchObject({ name: 'e', segment_id: null, status: 'Draft' });
+    expect((await c.auditPage(T, `experiments/${a.id}`, { limit: 10 })).rows.map((e) => e.action)).toEqual(['create']);
+  });
+
   it('a segment deletion that finds a rule naming it is refused and unmarks the segment', async () => {
     const c = db.stores.console;
     const T = 'race-del';

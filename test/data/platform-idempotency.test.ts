@@ -7,7 +7,8 @@ import type { IdPlan } from '../../shared/domain/types.ts';
 import { startTraining } from '../../shared/domain/training-runs.ts';
 import { createTemplate } from '../../shared/domain/templates.ts';
 import { createEventType } from '../../shared/domain/event-types.ts';
-import { createRule, createSegment, deleteRule, deleteSegment, updateRule } from '../../shared/control/records.ts';
+import { createExperiment, createRule, createSegment, deleteRule, deleteSegment, updateRule } from '../../shared/control/records.ts';
+import { createEndpoint } from '../../shared/domain/endpoints.ts';
 import { DeadlinePassed } from '../../shared/deadline.ts';
 import { templateBody } from '../../shared/schemas/console.ts';
 import { createSynonymSet, deleteSynonymSet, updateSynonymSet } from '../../shared/search/synonyms.ts';
@@ -180,6 +181,38 @@ describe('a Platform create under an Idempotency-Key', () => {
     expect((await c.auditPage(T, `rules/${id}`, { limit: 10 })).rows).toEqual([]);
     // And again: the same answer.
     await expect(createRule(c, who, body, { reuse: id })).rejects.toMatchObject({ code: 'segment_not_found' });
+  });
+
+  it('an experiment create cut off the same way is refused 404 by its retry and taken back with its audit entry', async () => {
+    const T = 'idem-deadline-exp';
+    const c = db.stores.console;
+    const who = { tenant: T, actor: 'abcd1234' };
+    const ctx = await createContext(c, T, { name: 'home', description: '' });
+    await createEndpoint(c, T, { endpoint_name: 'main', is_default: true });
+    const seg = await createSegment(c, who, { name: 'buyers', definition: { event_type: 'buy', min_count: 1, within_days: 7 } });
+    const cut: ConsoleStore = Object.create(c);
+    cut.put = async (tenant, kind, rec, audited) => {
+      await c.put(tenant, kind, rec, audited);
+      if (kind === 'experiment') throw new DeadlinePassed();
+    };
+    let reserved: number | undefined;
+    const body = {
+      name: 'e',
+      context_id: ctx.id,
+      segment_id: seg.id,
+      attribution_window_seconds: 86_400,
+      variants: [
+        { name: 'a', endpoint_name: 'main', traffic_percent: 50 },
+        { name: 'b', endpoint_name: 'main', traffic_percent: 50 },
+      ],
+    };
+    await expect(createExperiment(cut, who, body, { reserved: async (id) => void (reserved = id) })).rejects.toBeInstanceOf(DeadlinePassed);
+    const id = reserved as number;
+    expect(await c.get(T, 'experiment', id)).toMatchObject({ segment_id: seg.id });
+    await c.remove(T, 'segment', seg.id, {}, { kept: true });
+    await expect(createExperiment(c, who, body, { reuse: id })).rejects.toMatchObject({ code: 'segment_not_found' });
+    expect(await c.get(T, 'experiment', id)).toBeUndefined();
+    expect((await c.auditPage(T, `experiments/${id}`, { limit: 10 })).rows).toEqual([]);
   });
 
   it('such a retry, the segment still there, answers the rule as stored (201), and one PATCHed since is answered as it is', async () => {
