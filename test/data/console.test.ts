@@ -878,6 +878,27 @@ describe('event type names', () => {
     expect((await listEndpoints(c, T, { limit: 100 })).data.filter((e) => e.is_default).map((e) => e.endpoint_name)).toEqual(['next']);
   });
 
+  it('a create that loses its name to an earlier id written after a PATCH of its record (200) keeps the record, the PATCH with it, and answers 201', async () => {
+    // beb8805c's take-back conditional on the fields as written, through createEventType: the PATCH
+    // read the record before the other create wrote (no rival: no wait), so it was answered 200.
+    const c = db.stores.console;
+    const T = 'names-kept-patched';
+    const earlier = await c.nextId(T, 'event_type');
+    let patched: unknown;
+    const racing: ConsoleStore = {
+      ...c,
+      async create(tenant, kind, rec, cap, audited) {
+        const made = await c.create(tenant, kind, rec, cap, audited);
+        patched = await updateEventType(c, T, rec.id, { weight: 9 });
+        await c.create(tenant, kind, { id: earlier, name: 'view', weight: 1, created: nowSeconds() }, cap);
+        return made;
+      },
+    };
+    const made = await createEventType(racing, T, { name: 'view', weight: 5 });
+    expect(patched).toMatchObject({ id: made.id, weight: 9 });
+    expect(await c.get(T, 'event_type', made.id)).toMatchObject({ weight: 9 });
+  });
+
   it('a take-back conditional on the fields as written (withdraw with expect) leaves a record changed since, and its place', async () => {
     const c = db.stores.console;
     const T = 'withdraw-expect';
