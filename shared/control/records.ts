@@ -233,13 +233,18 @@ async function checkedBefore<T extends { id: number; segment_id: number | null }
  * write and its check (a 503 at its deadline refuses every table call after it) left the record
  * naming it unchecked, and the PATCH sent again (its retry) answered 200 naming a segment deleted
  * meanwhile (until 2026-12-08). So the segment is checked, once any deletion of it under way has
- * ended: gone, the change that named it is undone as its own check would have (the trail's newest
+ * ended (404, nothing undone, when one is still under way past MARK_WAIT_MS, as `needSegment`):
+ * gone, the change that named it is undone as its own check would have (the trail's newest
  * entry, when it is that change: fields still as it wrote them put back, its entry taken out; a
  * change acknowledged since keeps it), and the PATCH is 404.
  */
 async function namedAlready(c: ControlPorts, who: Caller, kind: ConsoleKind, resource: string, id: number, segmentId: number): Promise<void> {
   const s = await pastDeletion(c, who.tenant, segmentId, performance.now() + MARK_WAIT_MS);
   if (s !== undefined && !beingDeleted(s)) return;
+  // Still marked past the wait: refused as a name is (needSegment), nothing undone. The segment is
+  // there, and the change that named it may have been checked and answered 200: a deletion that
+  // died midway leaves its mark for DELETING_SECONDS (until 2026-12-08 such a change was undone).
+  if (s !== undefined) throw notFound('segment', segmentId);
   const [last] = (await c.auditPage(who.tenant, resource, { limit: 1 })).rows;
   const was = last?.before as Stored<{ segment_id: number | null }> | null | undefined;
   const wrote = last?.after as Stored<{ segment_id: number | null }> | null | undefined;

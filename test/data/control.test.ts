@@ -321,6 +321,22 @@ describe('races between changes', () => {
     await expect(updateRule(c, who, made.id, { segment_id: live.id })).resolves.toEqual(named);
   });
 
+  it('a PATCH naming the segment its rule names while a deletion of it stays marked (one that died midway) undoes no acknowledged change', async () => {
+    // Found by a review (2026-12-08): past the wait, a segment still marked was taken as gone, and
+    // the change that named it (checked, answered 200) was undone, though the segment is there.
+    const c = db.stores.console;
+    const T = 'race-seg-patch-marked';
+    const who = { tenant: T, actor: 'abcd1234' };
+    const ctx = await createContext(c, T, { name: 'home', description: '' });
+    const seg = await createSegment(c, who, { name: 's', definition: { event_type: 'buy', min_count: 1, within_days: 7 } });
+    const made = await createRule(c, who, { name: 'r', context_id: ctx.id, conditions: [], boost: 2 });
+    const named = await updateRule(c, who, made.id, { name: 'named', segment_id: seg.id });
+    await c.update(T, 'segment', seg.id, { _deleting: nowSeconds() });
+    await expect(updateRule(c, who, made.id, { boost: 5, segment_id: seg.id })).rejects.toMatchObject({ code: 'segment_not_found' });
+    expect(await getRule(c, T, made.id)).toEqual(named);
+    expect((await c.auditPage(T, `rules/${made.id}`, { limit: 10 })).rows.map((e) => e.action)).toEqual(['update', 'create']);
+  });
+
   it('so is a Draft experiment PATCH naming a segment, cut off the same way: sent again it is 404 and the change undone', async () => {
     const c = db.stores.console;
     const T = 'race-seg-exp-503';
