@@ -59,7 +59,7 @@ export async function createEndpoint(c: ConsoleStore, tenant: string, b: z.outpu
   const sameName = (e: Endpoint) => e.endpoint_name === b.endpoint_name;
   const all = await c.list<Endpoint>(tenant, 'endpoint');
   const now = nowSeconds();
-  // Taken back only while not made the default since (a move waits for the name to be decided, `keptByName`,
+  // Taken back only while not made the default since (a move waits for its create to decide, `decided`,
   // but answers once written). A promotion written to it meanwhile is made again on the one kept (`promoteModel`).
   const asWritten = (defaultSeq: number | undefined) => ({ default_seq: defaultSeq });
   let rec: Endpoint;
