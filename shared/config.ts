@@ -27,7 +27,7 @@ export interface Config {
     /** Required by the token verifier (API handlers); workers do without. */
     issuer: string | undefined;
     jwksUri: string;
-    /** Local stack: a JWKS file to preload, so verification never fetches. */
+    /** Local stack: a JWKS file to preload; with a JWKS URI that is not https (the local http issuer), the JWKS itself (shared/auth/jwt.ts). */
     jwksFile: string | undefined;
     /** Local stack only: PEM private key the local token endpoint signs with. */
     signingKeyFile: string | undefined;

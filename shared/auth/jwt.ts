@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { JwtVerifier } from 'aws-jwt-verify/jwt-verifier';
 import { type Jwks, type JwkWithKid, SimpleJwksCache, SimplePenaltyBox } from 'aws-jwt-verify/jwk';
+import type { Fetcher } from 'aws-jwt-verify/https';
 import { FetchError, JwksValidationError, KidNotFoundInJwksError, WaitPeriodNotYetEndedJwkError } from 'aws-jwt-verify/error';
 import { config, requireSetting } from '../config.ts';
 import { Lru } from '../lru.ts';
@@ -135,8 +137,40 @@ class KidAwareJwksCache extends SimpleJwksCache {
   }
 }
 
+/**
+ * The JWKS where it is a file only: the local stack's (AUTH_JWKS_FILE), whose issuer's URI is http,
+ * which aws-jwt-verify's fetcher refuses (https only). A token of a kid the cached JWKS lacks reads
+ * the file again (a file the stack rewrote is read anew); one it cannot read is a failed fetch, as
+ * Cognito's endpoint unreachable is (FetchError: the 503 to retry). Until 2026-12-08 the local
+ * stack "fetched" its http URI: each such fetch failed ("Protocol http: not supported") and began
+ * the wait after a failed fetch (1 s, doubling to 10 s), so a token of a made-up kid (a forged one)
+ * was answered 401 when it came as the wait ended and 503 `unavailable` within it, where the spec
+ * says 401.
+ */
+class JwksFileFetcher implements Fetcher {
+  constructor(private readonly file: string) {}
+  async fetch(uri: string): Promise<ArrayBuffer> {
+    const text = await readFile(this.file).catch((e: unknown) => {
+      throw new FetchError(uri, `the JWKS file ${this.file} could not be read (${(e as Error).message})`);
+    });
+    return text.buffer.slice(text.byteOffset, text.byteOffset + text.byteLength) as ArrayBuffer;
+  }
+}
+
+/**
+ * No wait between reads of a JWKS file: the penalty box spares a remote endpoint (and waits for a
+ * key it may publish soon); a file has neither, and holds every key there is, so a kid it lacks is
+ * its token's own failure (the 401) at once, every time.
+ */
+class NoWaitPenaltyBox extends SimplePenaltyBox {
+  override async wait(): Promise<void> {}
+  override registerFailedAttempt(): void {}
+}
+
 function createVerifier() {
   const { auth } = config();
+  // A JWKS file and a URI the verifier cannot fetch (not https): the file is the JWKS.
+  const file = auth.jwksFile !== undefined && !/^https:/i.test(auth.jwksUri) ? auth.jwksFile : undefined;
   return JwtVerifier.create(
     {
       issuer: requireSetting(auth.issuer, 'AUTH_ISSUER'),
@@ -149,7 +183,7 @@ function createVerifier() {
         if (!hasExpiry(payload)) throw new Error('no numeric exp in token');
       },
     },
-    { jwksCache: new KidAwareJwksCache({ penaltyBox }) },
+    { jwksCache: new KidAwareJwksCache(file ? { penaltyBox: new NoWaitPenaltyBox(), fetcher: new JwksFileFetcher(file) } : { penaltyBox }) },
   );
 }
 type Verifier = ReturnType<typeof createVerifier>;

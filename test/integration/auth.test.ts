@@ -151,6 +151,23 @@ describe('Core API authentication and scopes', () => {
     expect(basic.headers.get('www-authenticate')).toBe('Bearer');
   });
 
+  it('401, never 503, for tokens of key ids the local JWKS lacks, however many arrive one after another', async () => {
+    // The local stack's JWKS is its file (AUTH_JWKS_FILE; the issuer is http, which aws-jwt-verify
+    // does not fetch): a kid it lacks is a forged token's, whenever it comes. Until 2026-12-08 the
+    // first was 401 and the ones after it, within the wait its failed fetch began, 503 unavailable.
+    const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    const iss = decode(await t.demo.accessToken()).iss as string;
+    const claims = { issuer: iss, clientId: t.stack.credentials.client_id, scope: 'service-api/read service-api/write', lifetimeSeconds: 600 };
+    const made = ['made-up-1', 'made-up-2', 'made-up-1', 'made-up-3'].map((kid) => signAccessToken({ kid, key: privateKey }, claims));
+    for (const [i, token] of made.entries()) {
+      const r = await t.demo.core('GET', '/v1/items', undefined, { token });
+      expectCoreError(r, 401, 'authentication_error', 'unauthorized_no_client_id_in_jwt');
+      expect(r.headers.get('www-authenticate'), `token ${i}`).toBe('Bearer error="invalid_token"');
+    }
+    // The stack's own tokens still verify.
+    expect((await t.demo.core('GET', '/v1/items?limit=1')).status).toBe(200);
+  });
+
   it('401 invalid_token naming the problem for a malformed Bearer header (a value with a space, or none)', async () => {
     const token = await t.demo.accessToken();
     const malformed = 'Bearer error="invalid_token", error_description="The Authorization header is malformed: expected Bearer and one token"';

@@ -12,7 +12,8 @@ import { ensureSigningKey, loadSigningKey, signAccessToken, type SigningKey } fr
  * verified tokens, and key ids as first asked for. Each test loads the module afresh (its caches
  * empty).
  */
-const issuer = 'http://127.0.0.1:1/local-pool';
+// https, as Cognito's: with a JWKS file, an issuer the verifier cannot fetch (http) makes the file the JWKS (shared/auth/jwt.ts).
+const issuer = 'https://127.0.0.1:1/local-pool';
 let key: SigningKey;
 let jwt: typeof import('../../shared/auth/jwt.ts');
 beforeAll(() => {

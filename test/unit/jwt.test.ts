@@ -8,7 +8,8 @@ import { FetchError } from 'aws-jwt-verify/error';
 import { keysRetryAfter, verifyAccessToken } from '../../shared/auth/jwt.ts';
 import { ensureSigningKey, loadSigningKey, signAccessToken, type SigningKey } from '../../shared/auth/signer.ts';
 
-const issuer = 'http://127.0.0.1:1/local-pool';
+// https, as Cognito's: with a JWKS file, an issuer the verifier cannot fetch (http) makes the file the JWKS (shared/auth/jwt.ts).
+const issuer = 'https://127.0.0.1:1/local-pool';
 let key: SigningKey;
 beforeAll(() => {
   const dir = mkdtempSync(join(tmpdir(), 'jwt-'));
