@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import * as z from 'zod/mini';
-import { docs, standIns } from '../schemas/doc.ts';
+import { docs, noMaximum, standIns } from '../schemas/doc.ts';
 
 /** A JSON Schema (2020-12) object, as the document holds it. */
 export type JsonSchema = { [k: string]: unknown };
@@ -45,6 +45,7 @@ export class SchemaConverter {
       cycles: 'ref',
       reused: 'inline',
       override: ({ zodSchema, jsonSchema }) => {
+        if (noMaximum.has(zodSchema as unknown as z.ZodMiniType)) delete (jsonSchema as JsonSchema).maximum;
         const standIn = standIns.get(zodSchema as unknown as z.ZodMiniType);
         if (!standIn) return;
         const replacement = this.convert(standIn, io);

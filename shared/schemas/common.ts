@@ -1,7 +1,7 @@
 import * as z from 'zod/mini';
 import en from 'zod/v4/locales/en.js';
 import { ValidationError, type FieldErrors } from '../errors.ts';
-import { documentAs, named } from './doc.ts';
+import { documentAs, documentUnboundedAbove, named } from './doc.ts';
 
 /** What a number too large for JSON.parse (`1e400`, read as Infinity) is told, where a number is asked for. */
 export const OUT_OF_RANGE = 'Must be a finite number: one beyond about 1.8e308 (such as 1e400) is out of range';
@@ -148,7 +148,8 @@ export const atLeastParam = (min: number, field: string) =>
         z.transform((s: string) => Math.min(Number(s), MAX_ID)),
       )
       .check(z.refine((n) => n >= min, `${field} must be an integer of at least ${min}`)),
-    z.int().check(z.gte(min)),
+    // No maximum: a value past 2^53 - 1 is taken (read as 2^53 - 1); until 2026-12-08 the document said 2^53 - 1 was the largest.
+    documentUnboundedAbove(z.int().check(z.gte(min))),
   );
 
 /** A field's message: `missing` when it was not sent, `wrong` when it was, of another type. */

@@ -35,3 +35,16 @@ export function documentAs<S extends z.ZodMiniType>(schema: S, standIn: z.ZodMin
   standIns.set(schema, standIn);
   return schema;
 }
+
+/**
+ * Integer schemas documented without a maximum: `z.int()` states the largest exact integer
+ * (2^53 - 1) as its maximum, which a parameter that reads any larger value as that one (the spec's
+ * `created_after`, `created_before`) does not hold; a client checking the document refused them.
+ */
+export const noMaximum = new WeakSet<z.ZodMiniType>();
+
+/** `schema` (an integer), documented without z.int()'s maximum: it takes any larger integer too. */
+export function documentUnboundedAbove<S extends z.ZodMiniType>(schema: S): S {
+  noMaximum.add(schema);
+  return schema;
+}
