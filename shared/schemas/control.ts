@@ -314,7 +314,12 @@ export const contextPageQuery = z
   .strictObject({
     limit: limitParam,
     /** The `next_cursor` of the page before: the last id without `contextId`; with it, opaque, naming the context (shared/data/console.ts). Until 2026-12-07 an id there too. */
-    starting_after: z.optional(z.string()),
+    // Documented as what either kind of cursor takes (until 2026-12-08 any string, `?starting_after=` included, which is 400 either way).
+    starting_after: documentAs(
+      z.optional(z.string()),
+      // Without contextId the last id of the page before (any digits); with it, that context's opaque next_cursor.
+      z.optional(z.union([z.string().check(z.regex(POSITIVE_INT_PATTERN)), z.string().check(z.minLength(1), z.maxLength(512))])),
+    ),
     contextId: z.optional(numericId('contextId', noContext)),
   })
   .check(
