@@ -116,19 +116,23 @@ export const EVERY_HOURS = { hourly: 1, daily: 24, weekly: 168 } as const;
  * `start_at` (unix seconds; default: one interval from now), each run with `options` (as
  * `POST /api/training-jobs` takes them). null removes it.
  */
-const schedule = z
-  .strictObject({
-    every: z.optional(z.enum(['hourly', 'daily', 'weekly'])),
-    every_hours: z.optional(intBetween('every_hours', 1, 8760)),
-    start_at: z.optional(
-      intOf('start_at', 'an integer (unix seconds)', 'start_at must be a positive time in Unix seconds', 'start_at must be at most 4102444800 (2100-01-01)').check(
-        z.positive('start_at must be a positive time in Unix seconds'),
-        z.lte(4_102_444_800, 'start_at must be at most 4102444800 (2100-01-01)'),
+const schedule = documentChecks(
+  z
+    .strictObject({
+      every: z.optional(z.enum(['hourly', 'daily', 'weekly'])),
+      every_hours: z.optional(intBetween('every_hours', 1, 8760)),
+      start_at: z.optional(
+        intOf('start_at', 'an integer (unix seconds)', 'start_at must be a positive time in Unix seconds', 'start_at must be at most 4102444800 (2100-01-01)').check(
+          z.positive('start_at must be a positive time in Unix seconds'),
+          z.lte(4_102_444_800, 'start_at must be at most 4102444800 (2100-01-01)'),
+        ),
       ),
-    ),
-    options: trainingOptions,
-  })
-  .check(z.refine((s) => (s.every === undefined) !== (s.every_hours === undefined), 'Send either every (hourly, daily, weekly) or every_hours.'));
+      options: trainingOptions,
+    })
+    .check(z.refine((s) => (s.every === undefined) !== (s.every_hours === undefined), 'Send either every (hourly, daily, weekly) or every_hours.')),
+  // The refinement, as JSON Schema says it (until 2026-12-08 the document took `{}` and both at once, which are 400).
+  { oneOf: [{ required: ['every'] }, { required: ['every_hours'] }] },
+);
 export type ScheduleBody = z.output<typeof schedule>;
 /**
  * A template's auto-promotion policy: when a run from it completes, its version is promoted to

@@ -10,7 +10,19 @@ import * as z from 'zod/mini';
  * JSON Schema metadata: `id` makes a schema a named component of the document; the rest is
  * written into the schema's JSON Schema as it is (what a refinement checks and JSON Schema can say).
  */
-export const docs = z.registry<{ id?: string; description?: string; minProperties?: number; maxProperties?: number; uniqueItems?: boolean }>();
+export const docs = z.registry<{ id?: string; description?: string } & DocumentedChecks>();
+
+/** What a refinement checks that JSON Schema can say: counts of properties, distinct items, exactly one of some fields. */
+export interface DocumentedChecks {
+  /** A refinement refuses the empty string (a synonym must hold a word); `description` says the rest. */
+  minLength?: number;
+  description?: string;
+  minProperties?: number;
+  maxProperties?: number;
+  uniqueItems?: boolean;
+  /** Exactly one of these alternatives holds (`[{ required: ['every'] }, { required: ['every_hours'] }]`: one of two fields). */
+  oneOf?: readonly { required: readonly string[] }[];
+}
 
 /** `schema`, documented as the component `id`. */
 export function named<S extends z.ZodMiniType>(id: string, schema: S, description?: string): S {
@@ -18,8 +30,8 @@ export function named<S extends z.ZodMiniType>(id: string, schema: S, descriptio
   return schema;
 }
 
-/** `schema`, documented with what its refinements check too (`minProperties`, `maxProperties`, `uniqueItems`): merged with its name, if any. */
-export function documentChecks<S extends z.ZodMiniType>(schema: S, checks: { minProperties?: number; maxProperties?: number; uniqueItems?: boolean }): S {
+/** `schema`, documented with what its refinements check too (`minLength`, `minProperties`, `maxProperties`, `uniqueItems`, `oneOf`, in words `description`): merged with its name, if any. */
+export function documentChecks<S extends z.ZodMiniType>(schema: S, checks: DocumentedChecks): S {
   docs.add(schema, { ...docs.get(schema), ...checks });
   return schema;
 }

@@ -2895,7 +2895,7 @@ export interface operations {
                         total_min: number;
                     };
                     /** @default null */
-                    schedule?: {
+                    schedule?: ({
                         /** @enum {string} */
                         every?: "hourly" | "daily" | "weekly";
                         every_hours?: number;
@@ -2921,7 +2921,7 @@ export interface operations {
                              */
                             algorithm?: "auto" | "ease" | "item_knn" | "bpr" | "popularity";
                         };
-                    } | null;
+                    } & (unknown | unknown)) | null;
                     /** @default null */
                     auto_promote?: {
                         endpoint_name: string;
@@ -3010,7 +3010,7 @@ export interface operations {
                     };
                     /** @enum {string} */
                     status?: "Draft" | "Published";
-                    schedule?: {
+                    schedule?: ({
                         /** @enum {string} */
                         every?: "hourly" | "daily" | "weekly";
                         every_hours?: number;
@@ -3036,7 +3036,7 @@ export interface operations {
                              */
                             algorithm?: "auto" | "ease" | "item_knn" | "bpr" | "popularity";
                         };
-                    } | null;
+                    } & (unknown | unknown)) | null;
                     auto_promote?: {
                         endpoint_name: string;
                         /** @default 1 */
