@@ -6,14 +6,18 @@ import { documentAs, documentChecks } from './doc.ts';
 
 /** Platform schemas of search administration: synonym sets and search analytics. */
 
-const phrase = z.string('a synonym is a string').check(
-  z.maxLength(100, 'a synonym is at most 100 characters'),
-  // As a name: a synonym is one line the console lists (search would read NUL or a line break as a space).
-  oneLineOnly('a synonym'),
-  z.refine((s) => words(s).length > 0, 'a synonym must hold a word (letters or digits)'),
-  // Search leaves stop words out of queries and documents: such a synonym would never apply (it was stored, 201).
-  z.refine((s) => words(s).length === 0 || phraseTerms(s).length > 0, 'a synonym must hold a word search does not ignore: "the", "of" and other stop words alone never match'),
-  z.refine((s) => words(s).length <= 8, 'a synonym is at most 8 words'),
+const phrase = documentChecks(
+  z.string('a synonym is a string').check(
+    z.maxLength(100, 'a synonym is at most 100 characters'),
+    // As a name: a synonym is one line the console lists (search would read NUL or a line break as a space).
+    oneLineOnly('a synonym'),
+    z.refine((s) => words(s).length > 0, 'a synonym must hold a word (letters or digits)'),
+    // Search leaves stop words out of queries and documents: such a synonym would never apply (it was stored, 201).
+    z.refine((s) => words(s).length === 0 || phraseTerms(s).length > 0, 'a synonym must hold a word search does not ignore: "the", "of" and other stop words alone never match'),
+    z.refine((s) => words(s).length <= 8, 'a synonym is at most 8 words'),
+  ),
+  // The refinements, as far as JSON Schema says them (until 2026-12-08 the document took "").
+  { minLength: 1, description: 'One line of 1 to 8 words (letters or digits), not only stop words such as "the" or "of".' },
 );
 const phrases = z
   .array(phrase, 'synonyms is a list of strings')

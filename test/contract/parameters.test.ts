@@ -192,9 +192,9 @@ const DOC_ID = 'https://recsearch.local/openapi.json';
 
 /** A body property's checks past JSON Schema, said in the document's words (its `description`), as PAST_JSON_SCHEMA above. */
 const BODY_PAST_JSON_SCHEMA: Readonly<Record<string, { why: string; explains: (value: unknown) => boolean }>> = {
-  // "a", "the": stop words alone, which search never matches (a synonym's description says so); "" too, pending (the next commit).
-  'POST /api/synonyms input': { why: 'a word search does not ignore', explains: (v) => typeof v === 'string' && phraseTerms(v).length === 0 },
-  'PATCH /api/synonyms/{id} input': { why: 'a word search does not ignore', explains: (v) => typeof v === 'string' && phraseTerms(v).length === 0 },
+  // "a", "the": stop words alone, which search never matches (a synonym's description says so); "" its minLength.
+  'POST /api/synonyms input': { why: 'a word search does not ignore', explains: (v) => typeof v === 'string' && v !== '' && phraseTerms(v).length === 0 },
+  'PATCH /api/synonyms/{id} input': { why: 'a word search does not ignore', explains: (v) => typeof v === 'string' && v !== '' && phraseTerms(v).length === 0 },
 };
 const docAjv = new Ajv2020({ strict: false, allErrors: true });
 addFormats(docAjv);
