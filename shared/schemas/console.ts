@@ -39,9 +39,15 @@ export const jobPageQuery = z.strictObject({
 
 export const contextBody = z.strictObject({ name, description: z._default(z.optional(recordDescription), '') });
 
+/** A threshold: storableNumber's bound documented (until 2026-12-08 the document took any number from 0, 1e20 included, which is 400). */
+const threshold = (field: string) =>
+  documentChecks(storableNumber(field).check(z.gte(0, `${field} must not be negative`)), {
+    maximum: Number.MAX_SAFE_INTEGER,
+    description: '0, or a magnitude from 1e-130 to 9007199254740991 (what can be stored).',
+  });
 const thresholds = z.strictObject({
-  per_signal_min: storableNumber('per_signal_min').check(z.gte(0, 'per_signal_min must not be negative')),
-  total_min: storableNumber('total_min').check(z.gte(0, 'total_min must not be negative')),
+  per_signal_min: threshold('per_signal_min'),
+  total_min: threshold('total_min'),
 });
 /**
  * A template's event types: `weight` multiplies the event type's own weight (1 to 100) in the

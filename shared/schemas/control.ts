@@ -24,7 +24,13 @@ const atLeastOne = z.refine<object>((b) => Object.keys(b).length > 0, 'Supply at
 
 /** `category`, `name`, `created`, or `metadata.<key>` up to 8 keys deep. */
 export const CONDITION_FIELD = /^(category|name|created|metadata(\.[A-Za-z0-9_-]{1,64}){1,8})$/;
-const scalar = z.union([z.string().check(z.maxLength(1000, 'a value must be at most 1000 characters')), storableNumber('value'), z.boolean()], { error: 'value must be a string, number or boolean' });
+// A number's bounds documented (until 2026-12-08 the document took any number, 1e20 included, which is 400).
+const scalarNumber = documentChecks(storableNumber('value'), {
+  minimum: -Number.MAX_SAFE_INTEGER,
+  maximum: Number.MAX_SAFE_INTEGER,
+  description: '0, or a magnitude from 1e-130 to 9007199254740991 (what can be stored).',
+});
+const scalar = z.union([z.string().check(z.maxLength(1000, 'a value must be at most 1000 characters')), scalarNumber, z.boolean()], { error: 'value must be a string, number or boolean' });
 
 const condition = z
   .strictObject({

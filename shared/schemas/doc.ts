@@ -16,6 +16,9 @@ export const docs = z.registry<{ id?: string; description?: string } & Documente
 export interface DocumentedChecks {
   /** A refinement refuses the empty string (a synonym must hold a word); `description` says the rest. */
   minLength?: number;
+  /** A refinement's bounds on a number (what DynamoDB can store: magnitudes up to 2^53 - 1). */
+  minimum?: number;
+  maximum?: number;
   description?: string;
   minProperties?: number;
   maxProperties?: number;

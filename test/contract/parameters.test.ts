@@ -190,11 +190,21 @@ describe("the document's parameters against the handlers' schemas", () => {
 
 const DOC_ID = 'https://recsearch.local/openapi.json';
 
+/** Whether a rule's body schema refuses `list` as the value of an `in` condition (naming it). */
+function refusesInList(handler: z.ZodMiniType, list: unknown[]): boolean {
+  const r = handler.safeParse({ conditions: [{ field: 'category', op: 'in', value: list }] });
+  return !r.success && Object.hasOwn(fieldErrorsOf(r.error), 'conditions.0.value');
+}
+
 /** A body property's checks past JSON Schema, said in the document's words (its `description`), as PAST_JSON_SCHEMA above. */
-const BODY_PAST_JSON_SCHEMA: Readonly<Record<string, { why: string; explains: (value: unknown) => boolean }>> = {
+const BODY_PAST_JSON_SCHEMA: Readonly<Record<string, { why: string; explains: (value: unknown, handler: z.ZodMiniType) => boolean }>> = {
   // "a", "the": stop words alone, which search never matches (a synonym's description says so); "" its minLength.
   'POST /api/synonyms input': { why: 'a word search does not ignore', explains: (v) => typeof v === 'string' && v !== '' && phraseTerms(v).length === 0 },
   'PATCH /api/synonyms/{id} input': { why: 'a word search does not ignore', explains: (v) => typeof v === 'string' && v !== '' && phraseTerms(v).length === 0 },
+  // A rule condition's list is checked once field and op are valid (its superRefine): the probe sends the
+  // list alone. Explained only when a whole condition with op `in` refuses it too.
+  'POST /api/rules conditions.0.value': { why: 'an in list of 1 to 100, checked with op', explains: (v, h) => Array.isArray(v) && refusesInList(h, v) },
+  'PATCH /api/rules/{id} conditions.0.value': { why: 'an in list of 1 to 100, checked with op', explains: (v, h) => Array.isArray(v) && refusesInList(h, v) },
 };
 const docAjv = new Ajv2020({ strict: false, allErrors: true });
 addFormats(docAjv);
@@ -244,36 +254,59 @@ function jsonProbes(schema: Json): unknown[] {
 
 interface BodyProperty {
   key: string;
+  /** The property's path as an error names it (`schedule.every`, `conditions.0.op`). */
   name: string;
   ptr: string;
   schema: Json;
   handler: z.ZodMiniType;
+  /** The body holding `value` at the property (in a one-element list where the body or a field is a list). */
+  wrap: (value: unknown) => unknown;
 }
 
+/** Nesting followed into a body: its properties, theirs, and the items of lists (`conditions.0.op`). */
+const MAX_DEPTH = 4;
+
+/** The properties of the (object, list of objects, or alternatives of those) schema at `ptr`, and theirs. */
+function propertiesAt(ptr: string, base: Omit<BodyProperty, 'name' | 'ptr' | 'schema' | 'wrap'>, prefix: string, wrap: (v: unknown) => unknown, depth: number, out: BodyProperty[]): void {
+  if (depth > MAX_DEPTH) return;
+  const { ptr: at, schema } = resolve(ptr);
+  for (const k of ['anyOf', 'oneOf'] as const) {
+    const alternatives = (schema[k] as Json[] | undefined) ?? [];
+    alternatives.forEach((_, i) => propertiesAt(`${at}/${k}/${i}`, base, prefix, wrap, depth, out));
+  }
+  if (schema.type === 'array' && schema.items) propertiesAt(`${at}/items`, base, prefix ? `${prefix}.0` : '0', (v) => wrap([v]), depth + 1, out);
+  for (const name of Object.keys((schema.properties as Json | undefined) ?? {})) {
+    const propPtr = `${at}/properties/${pointer(name)}`;
+    const path = prefix ? `${prefix}.${name}` : name;
+    const propWrap = (v: unknown) => wrap({ [name]: v });
+    out.push({ ...base, name: path, ptr: propPtr, schema: resolve(propPtr).schema, wrap: propWrap });
+    propertiesAt(propPtr, base, path, propWrap, depth + 1, out);
+  }
+}
+
+let bodyProps: BodyProperty[] | undefined;
 function bodyProperties(): BodyProperty[] {
+  if (bodyProps) return bodyProps;
   const out: BodyProperty[] = [];
   for (const r of routes) {
     if (r.method === 'OPTIONS') continue;
     const body = declaredOf(r)?.body;
     if (!body) continue;
-    const { ptr, schema } = resolve(`/paths/${pointer(r.path, r.method.toLowerCase(), 'requestBody', 'content', 'application/json', 'schema')}`);
-    for (const name of Object.keys((schema.properties as Json | undefined) ?? {})) {
-      const prop = resolve(`${ptr}/properties/${pointer(name)}`);
-      out.push({ key: routeKey(r), name, ptr: `${ptr}/properties/${pointer(name)}`, schema: prop.schema, handler: body });
-    }
+    propertiesAt(`/paths/${pointer(r.path, r.method.toLowerCase(), 'requestBody', 'content', 'application/json', 'schema')}`, { key: routeKey(r), handler: body }, '', (v) => v, 0, out);
   }
+  bodyProps = out;
   return out;
 }
 
-/** Whether the handler's body schema refuses `value` as the property `name`: an error under the property, or inside it. */
-function bodyRefuses(schema: z.ZodMiniType, name: string, value: unknown): boolean {
-  let r: ReturnType<typeof schema.safeParse>;
+/** Whether the handler's body schema refuses `value` at the property: an error under the property, or inside it. */
+function bodyRefuses(p: BodyProperty, value: unknown): boolean {
+  let r: ReturnType<typeof p.handler.safeParse>;
   try {
-    r = schema.safeParse({ [name]: value });
+    r = p.handler.safeParse(p.wrap(value));
   } catch {
     return false;
   }
-  return !r.success && Object.keys(fieldErrorsOf(r.error)).some((k) => k === name || k.startsWith(`${name}.`));
+  return !r.success && Object.keys(fieldErrorsOf(r.error)).some((k) => k === p.name || k.startsWith(`${p.name}.`));
 }
 
 describe("the document's JSON bodies against the handlers' schemas", () => {
@@ -289,9 +322,9 @@ describe("the document's JSON bodies against the handlers' schemas", () => {
       if (!validate) throw new Error(`no schema at ${p.ptr}`);
       for (const value of jsonProbes(p.schema)) {
         const docRefuses = !validate(value);
-        const refuses = bodyRefuses(p.handler, p.name, value);
+        const refuses = bodyRefuses(p, value);
         const shown = JSON.stringify(value) ?? String(value);
-        if (docRefuses !== refuses && !BODY_PAST_JSON_SCHEMA[`${p.key} ${p.name}`]?.explains(value))
+        if (docRefuses !== refuses && !BODY_PAST_JSON_SCHEMA[`${p.key} ${p.name}`]?.explains(value, p.handler))
           mismatches.push(
             `${p.key} body ${p.name}=${shown.length > 60 ? `${shown.slice(0, 30)}…(${shown.length})` : shown}: document ${docRefuses ? 'refuses' : 'takes'}, handler ${refuses ? 'refuses' : 'takes'}`,
           );

@@ -2891,7 +2891,9 @@ export interface operations {
                      *     }
                      */
                     thresholds?: {
+                        /** @description 0, or a magnitude from 1e-130 to 9007199254740991 (what can be stored). */
                         per_signal_min: number;
+                        /** @description 0, or a magnitude from 1e-130 to 9007199254740991 (what can be stored). */
                         total_min: number;
                     };
                     /** @default null */
@@ -3005,7 +3007,9 @@ export interface operations {
                         weight?: number;
                     }[];
                     thresholds?: {
+                        /** @description 0, or a magnitude from 1e-130 to 9007199254740991 (what can be stored). */
                         per_signal_min: number;
+                        /** @description 0, or a magnitude from 1e-130 to 9007199254740991 (what can be stored). */
                         total_min: number;
                     };
                     /** @enum {string} */
