@@ -310,9 +310,21 @@ function bodyRefuses(p: BodyProperty, value: unknown): boolean {
 }
 
 describe("the document's JSON bodies against the handlers' schemas", () => {
-  it('finds the properties of object bodies on Core, Platform and console routes', () => {
+  it('finds the properties of JSON bodies (objects, lists, alternatives, nested) on Core, Platform and console routes', () => {
     const keys = new Set(bodyProperties().map((p) => p.key));
     expect(keys.size).toBeGreaterThan(20);
+    // Lists of objects and their fields, alternatives (one item or a list), nested objects.
+    const found = new Set(bodyProperties().map((p) => `${p.key} ${p.name}`));
+    expect([...found]).toEqual(
+      expect.arrayContaining([
+        'POST /v1/events 0.user_id',
+        'POST /v1/items name',
+        'POST /v1/items 0.metadata',
+        'POST /api/rules conditions.0.op',
+        'POST /api/events/templates schedule.every',
+        'POST /v1/search filters',
+      ]),
+    );
   });
 
   it('each value of a property is refused by both the document and the handler, or by neither', () => {
