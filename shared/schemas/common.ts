@@ -1,7 +1,7 @@
 import * as z from 'zod/mini';
 import en from 'zod/v4/locales/en.js';
 import { ValidationError, type FieldErrors } from '../errors.ts';
-import { documentAs, documentUnboundedAbove, named } from './doc.ts';
+import { documentAs, documentChecks, documentUnboundedAbove, named } from './doc.ts';
 
 /** What a number too large for JSON.parse (`1e400`, read as Infinity) is told, where a number is asked for. */
 export const OUT_OF_RANGE = 'Must be a finite number: one beyond about 1.8e308 (such as 1e400) is out of range';
@@ -192,6 +192,13 @@ export const intBetween = (field: string, min: number, max: number) => intOf(fie
 export const oneLineOnly = (field: string) => z.refine<string>((s) => !/[\p{Cc}\u2028\u2029]/u.test(s), `${field} must not hold control characters (NUL, tab, line breaks, ...)`);
 
 /**
+ * oneLineOnly as the document says it: no character of the class (\p{Cc} is U+0000-U+001F and
+ * U+007F-U+009F), spelled without `\p` so any JSON Schema validator reads it (see SHOWS_IN_BMP).
+ * Until 2026-12-08 the document took a name holding a line break or NUL, which is 400.
+ */
+export const ONE_LINE_DOC = { not: { pattern: '[\\x00-\\x1f\\x7f-\\x9f\\u2028\\u2029]' } } as const;
+
+/**
  * A character that shows: not white space, nor one Unicode says to render as nothing
  * (Default_Ignorable_Code_Point: zero-width spaces and joiners, soft hyphens, Hangul fillers).
  * Until 2026-12-07 a name of only U+200B was taken: a console row with no name to read or click.
@@ -212,14 +219,17 @@ const SHOWS_IN_BMP = /[^\t-\r \x85\xa0\xad\u034f\u061c\u115f\u1160\u1680\u17b4\u
 
 /** A line of text a console shows (a name, a key's environment): not blank (nothing that shows), no control characters. */
 export const oneLine = (field: string, max: number) =>
-  z.string({ error: kindOf(field, 'a string') }).check(
-    // An empty one is said to be empty alone (until 2026-12-08 also "must not be blank": the field named twice).
-    z.minLength(1, { error: `${field} must not be empty`, abort: true }),
-    z.maxLength(max, `${field} must be at most ${max} characters`),
-    z.regex(SHOWS_IN_BMP, `${field} must not be blank`),
-    // Past the BMP, ignorables alone (tag characters): blank too, said once.
-    z.refine<string>((s) => !SHOWS_IN_BMP.test(s) || VISIBLE.test(s), `${field} must not be blank`),
-    oneLineOnly(field),
+  documentChecks(
+    z.string({ error: kindOf(field, 'a string') }).check(
+      // An empty one is said to be empty alone (until 2026-12-08 also "must not be blank": the field named twice).
+      z.minLength(1, { error: `${field} must not be empty`, abort: true }),
+      z.maxLength(max, `${field} must be at most ${max} characters`),
+      z.regex(SHOWS_IN_BMP, `${field} must not be blank`),
+      // Past the BMP, ignorables alone (tag characters): blank too, said once.
+      z.refine<string>((s) => !SHOWS_IN_BMP.test(s) || VISIBLE.test(s), `${field} must not be blank`),
+      oneLineOnly(field),
+    ),
+    ONE_LINE_DOC,
   );
 
 export const displayName = oneLine('name', 256);

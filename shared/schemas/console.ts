@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { between, displayName, intBetween, intOf, intParam, kindOf, missingOr, plainInt, numericId, oneLineOnly, recordDescription, storableNumber } from './common.ts'; // and English messages for zod/mini
+import { between, displayName, intBetween, intOf, intParam, kindOf, missingOr, ONE_LINE_DOC, plainInt, numericId, oneLineOnly, recordDescription, storableNumber } from './common.ts'; // and English messages for zod/mini
 import { documentAs, documentChecks } from './doc.ts';
 import { NotFound } from '../domain/errors.ts';
 import { EVENT_TYPE_PATTERN, RESERVED_EVENT_FIELDS } from './events.ts';
@@ -207,7 +207,11 @@ export const modelPatch = documentChecks(
   z
     .strictObject({
       // A label is one line the console shows beside the version, as a name is (null clears it; "" shows none).
-      label: z.optional(z.nullable(z.string({ error: 'label must be a string, or null to clear it' }).check(z.maxLength(256, 'label must be at most 256 characters'), oneLineOnly('label')))),
+      label: z.optional(
+        z.nullable(
+          documentChecks(z.string({ error: 'label must be a string, or null to clear it' }).check(z.maxLength(256, 'label must be at most 256 characters'), oneLineOnly('label')), ONE_LINE_DOC),
+        ),
+      ),
       // Each message names its field, as a name's and a context's description do (they were zod's own: 'Must have at most 2000 characters.').
       description: z.optional(z.nullable(z.string({ error: 'description must be a string, or null to clear it' }).check(z.maxLength(2000, 'description must be at most 2000 characters')))),
     })

@@ -23,6 +23,8 @@ export interface DocumentedChecks {
   minProperties?: number;
   maxProperties?: number;
   uniqueItems?: boolean;
+  /** What a refinement refuses that a pattern or list can say (control characters; `.` and `..` as a user id). */
+  not?: { pattern: string } | { enum: readonly string[] };
   /** Exactly one of these alternatives holds (`[{ required: ['every'] }, { required: ['every_hours'] }]`: one of two fields). */
   oneOf?: readonly { required: readonly string[] }[];
 }

@@ -1,7 +1,7 @@
 import * as z from 'zod/mini';
 import { contextIdInBody, ID_PATTERN, intOf, intParam, jsonValue, limitParam, missingOr, numericId, unstorableProperties } from './common.ts';
 import { EventNotFound } from '../domain/errors.ts';
-import { documentAs } from './doc.ts';
+import { documentAs, documentChecks } from './doc.ts';
 
 export const MAX_EVENTS_PER_REQUEST = 500;
 export const EVENT_TYPE_PATTERN = /^[a-z][a-z0-9_]{0,63}$/;
@@ -20,12 +20,16 @@ const eventFields = z.catchall(
       z.regex(EVENT_TYPE_PATTERN, 'type must match ^[a-z][a-z0-9_]{0,63}$'),
       z.refine((t) => !RESERVED_EVENT_FIELDS.has(t), 'type may not be a reserved field name'),
     ),
-    user_id: z.string({ error: missingOr('user_id is required', 'user_id must be a string') }).check(
-      z.minLength(1, 'user_id must not be empty'),
-      z.maxLength(256, 'user_id must be at most 256 characters'),
-      // A path segment of "." or ".." is resolved away by URL parsers (clients' and servers'), so
-      // `DELETE /api/users/{user_id}` could never name the user to erase them.
-      z.refine((u) => u !== '.' && u !== '..', 'user_id may not be "." or ".." (a URL path cannot name it, so the user could not be erased)'),
+    user_id: documentChecks(
+      z.string({ error: missingOr('user_id is required', 'user_id must be a string') }).check(
+        z.minLength(1, 'user_id must not be empty'),
+        z.maxLength(256, 'user_id must be at most 256 characters'),
+        // A path segment of "." or ".." is resolved away by URL parsers (clients' and servers'), so
+        // `DELETE /api/users/{user_id}` could never name the user to erase them.
+        z.refine((u) => u !== '.' && u !== '..', 'user_id may not be "." or ".." (a URL path cannot name it, so the user could not be erased)'),
+      ),
+      // The refinement, in the document (until 2026-12-08 it took both).
+      { not: { enum: ['.', '..'] } },
     ),
     item_id: documentAs(
       z.pipe(

@@ -1,7 +1,7 @@
 import * as z from 'zod/mini';
 import { MAX_SYNONYMS_PER_SET } from '../search/synonyms.ts';
 import { phraseTerms, words } from '../search/text.ts';
-import { limitParam, limitParamOf, numericId, oneLineOnly } from './common.ts';
+import { limitParam, limitParamOf, numericId, ONE_LINE_DOC, oneLineOnly } from './common.ts';
 import { documentAs, documentChecks } from './doc.ts';
 
 /** Platform schemas of search administration: synonym sets and search analytics. */
@@ -17,7 +17,7 @@ const phrase = documentChecks(
     z.refine((s) => words(s).length <= 8, 'a synonym is at most 8 words'),
   ),
   // The refinements, as far as JSON Schema says them (until 2026-12-08 the document took "").
-  { minLength: 1, description: 'One line of 1 to 8 words (letters or digits), not only stop words such as "the" or "of".' },
+  { minLength: 1, ...ONE_LINE_DOC, description: 'One line of 1 to 8 words (letters or digits), not only stop words such as "the" or "of".' },
 );
 const phrases = z
   .array(phrase, 'synonyms is a list of strings')
