@@ -46,7 +46,29 @@ function asDocumented(schema: Json, value: string): unknown {
 
 /** Values at and past each bound the document states, and ordinary ones. */
 function probes(schema: Json): string[] {
-  const out = new Set<string>(['', 'x', '0', '1', '-1', '01', '1.5', 'true', 'false', '2026-01-01', '1,2', 'a b', '9'.repeat(25)]);
+  const out = new Set<string>([
+    '',
+    'x',
+    ' ',
+    'a\nb',
+    'a\u0000b',
+    '\u200b',
+    'caf\u00e9',
+    '.',
+    '..',
+    '0',
+    '1',
+    '-1',
+    '01',
+    '1.5',
+    'true',
+    'false',
+    '2026-01-01',
+    '2026-02-30',
+    '1,2',
+    'a b',
+    '9'.repeat(25),
+  ]);
   const big = [Number.MAX_SAFE_INTEGER, 2 ** 53, 2 ** 53 + 2, 1e20];
   for (const n of big) out.add(BigInt(n).toString());
   for (const k of ['minimum', 'maximum']) {
