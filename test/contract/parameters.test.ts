@@ -296,6 +296,7 @@ function propertiesAt(ptr: string, base: Omit<BodyProperty, 'name' | 'ptr' | 'sc
     const alternatives = (schema[k] as Json[] | undefined) ?? [];
     alternatives.forEach((_, i) => propertiesAt(`${at}/${k}/${i}`, base, prefix, wrap, depth, out));
   }
+  if (schema.type === 'object' && schema.properties) objectSites.push({ ...base, name: prefix, ptr: at, schema, wrap });
   if (schema.type === 'array' && schema.items) propertiesAt(`${at}/items`, base, prefix ? `${prefix}.0` : '0', (v) => wrap([v]), depth + 1, out);
   for (const name of Object.keys((schema.properties as Json | undefined) ?? {})) {
     const propPtr = `${at}/properties/${pointer(name)}`;
@@ -305,6 +306,9 @@ function propertiesAt(ptr: string, base: Omit<BodyProperty, 'name' | 'ptr' | 'sc
     propertiesAt(propPtr, base, path, propWrap, depth + 1, out);
   }
 }
+
+/** The object schemas of the bodies (found with their properties): `name` is the object's path, '' for the body. */
+const objectSites: BodyProperty[] = [];
 
 let bodyProps: BodyProperty[] | undefined;
 function bodyProperties(): BodyProperty[] {
@@ -365,5 +369,28 @@ describe("the document's JSON bodies against the handlers' schemas", () => {
       }
     }
     expect(mismatches).toEqual([]);
+  });
+
+  it('an object the document closes (additionalProperties false) is one the handler refuses an unknown field of, and only such', () => {
+    bodyProperties();
+    expect(objectSites.length).toBeGreaterThan(20);
+    const mismatches: string[] = [];
+    const UNKNOWN = 'zz_not_a_field';
+    for (const o of objectSites) {
+      const validate = docAjv.getSchema(`${DOC_ID}#${o.ptr}`);
+      if (!validate) throw new Error(`no schema at ${o.ptr}`);
+      validate({ [UNKNOWN]: 1 });
+      const docRefuses = (validate.errors ?? []).some((e) => e.keyword === 'additionalProperties' || (e.keyword === 'propertyNames' && e.instancePath === '') || e.instancePath === `/${UNKNOWN}`);
+      const at = o.name ? `${o.name}.${UNKNOWN}` : UNKNOWN;
+      let refuses = false;
+      try {
+        const r = o.handler.safeParse(o.wrap({ [UNKNOWN]: 1 }));
+        refuses = !r.success && Object.hasOwn(fieldErrorsOf(r.error), at);
+      } catch {
+        refuses = false;
+      }
+      if (docRefuses !== refuses) mismatches.push(`${o.key} body ${o.name || '(body)'}: document ${docRefuses ? 'refuses' : 'takes'} an unknown field, handler ${refuses ? 'refuses' : 'takes'} it`);
+    }
+    expect([...new Set(mismatches)]).toEqual([]);
   });
 });
