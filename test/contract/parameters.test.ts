@@ -283,20 +283,32 @@ interface BodyProperty {
   handler: z.ZodMiniType;
   /** The body holding `value` at the property (in a one-element list where the body or a field is a list). */
   wrap: (value: unknown) => unknown;
+  /** An object among other objects of a union: an object missing a field may be read as another of them. */
+  oneOfObjects?: boolean;
 }
 
 /** Nesting followed into a body: its properties, theirs, and the items of lists (`conditions.0.op`). */
 const MAX_DEPTH = 4;
 
 /** The properties of the (object, list of objects, or alternatives of those) schema at `ptr`, and theirs. */
-function propertiesAt(ptr: string, base: Omit<BodyProperty, 'name' | 'ptr' | 'schema' | 'wrap'>, prefix: string, wrap: (v: unknown) => unknown, depth: number, out: BodyProperty[]): void {
+function propertiesAt(
+  ptr: string,
+  base: Omit<BodyProperty, 'name' | 'ptr' | 'schema' | 'wrap'>,
+  prefix: string,
+  wrap: (v: unknown) => unknown,
+  depth: number,
+  out: BodyProperty[],
+  oneOfObjects = false,
+): void {
   if (depth > MAX_DEPTH) return;
   const { ptr: at, schema } = resolve(ptr);
   for (const k of ['anyOf', 'oneOf'] as const) {
     const alternatives = (schema[k] as Json[] | undefined) ?? [];
-    alternatives.forEach((_, i) => propertiesAt(`${at}/${k}/${i}`, base, prefix, wrap, depth, out));
+    // Several objects to choose from (a segment's leaf, all or any): which one `{}` is, is the handler's guess.
+    const objects = alternatives.filter((a) => resolve(`${at}/${k}/${alternatives.indexOf(a)}`).schema.type === 'object').length > 1;
+    alternatives.forEach((_, i) => propertiesAt(`${at}/${k}/${i}`, base, prefix, wrap, depth, out, objects));
   }
-  if (schema.type === 'object' && schema.properties) objectSites.push({ ...base, name: prefix, ptr: at, schema, wrap });
+  if (schema.type === 'object' && schema.properties) objectSites.push({ ...base, name: prefix, ptr: at, schema, wrap, oneOfObjects });
   if (schema.type === 'array' && schema.items) propertiesAt(`${at}/items`, base, prefix ? `${prefix}.0` : '0', (v) => wrap([v]), depth + 1, out);
   for (const name of Object.keys((schema.properties as Json | undefined) ?? {})) {
     const propPtr = `${at}/properties/${pointer(name)}`;
@@ -369,6 +381,29 @@ describe("the document's JSON bodies against the handlers' schemas", () => {
       }
     }
     expect(mismatches).toEqual([]);
+  });
+
+  it('a property the document calls required is one the handler refuses absent, and only such', () => {
+    bodyProperties();
+    const mismatches: string[] = [];
+    const sites = objectSites.filter((x) => !x.oneOfObjects);
+    expect(sites.length).toBeGreaterThan(20);
+    for (const o of sites) {
+      const required = new Set((o.schema.required as string[] | undefined) ?? []);
+      let errors: Record<string, string[]> = {};
+      try {
+        const r = o.handler.safeParse(o.wrap({}));
+        if (!r.success) errors = fieldErrorsOf(r.error);
+      } catch {
+        // A body that names nothing (a 404 past the schema): no field refused.
+      }
+      for (const name of Object.keys((o.schema.properties as Json | undefined) ?? {})) {
+        const at = o.name ? `${o.name}.${name}` : name;
+        const refuses = Object.hasOwn(errors, at);
+        if (refuses !== required.has(name)) mismatches.push(`${o.key} body ${at}: document says ${required.has(name) ? 'required' : 'optional'}, handler ${refuses ? 'refuses' : 'takes'} it absent`);
+      }
+    }
+    expect([...new Set(mismatches)]).toEqual([]);
   });
 
   it('an object the document closes (additionalProperties false) is one the handler refuses an unknown field of, and only such', () => {
