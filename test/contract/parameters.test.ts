@@ -7,9 +7,12 @@
  * and the service does not hold makes a client refuse values the service takes (created_after past
  * 2^53 - 1, documented as the maximum until 2026-12-08), and the reverse answers 400 to values the
  * document allows. A parameter the document calls optional must be one the handler takes absent,
- * and a documented default must be what the handler reads when it is absent. Each top-level
- * property of a JSON object body is probed the same way (a template's `schedule` documented as
- * taking `{}` until 2026-12-08). What a handler checks past JSON Schema is listed with why.
+ * and a documented default must be what the handler reads when it is absent. Every property of a
+ * JSON body (nested objects, list items and alternatives followed: `conditions.0.value`) is probed
+ * the same way (a template's `schedule` documented as taking `{}` until 2026-12-08), and every
+ * object of a body must be closed (additionalProperties false) and list its required fields exactly
+ * as the handler refuses unknown and absent ones. What a handler checks past JSON Schema (a
+ * refinement the document says in words, or a check of the domain) is listed with why.
  */
 import { readFileSync } from 'node:fs';
 import Ajv2020 from 'ajv/dist/2020.js';
