@@ -47,14 +47,21 @@ export const synonymsQuery = z.strictObject({ limit: limitParam, starting_after:
 
 const eventType = z.string().check(z.regex(/^[a-z][a-z0-9_]{0,63}$/, 'an event type matches ^[a-z][a-z0-9_]{0,63}$'));
 
-/** A day (`YYYY-MM-DD`, UTC) or Unix seconds. */
-const DAY_OR_SECONDS = /^([0-9]{4}-[0-9]{2}-[0-9]{2}|[0-9]{1,12})$/;
+/**
+ * A day (`YYYY-MM-DD`, UTC) or Unix seconds up to 253402300799 (9999-12-31, the last day so
+ * written), as searchAnalytics reads them: the document's pattern. Until 2026-12-08 it took any
+ * 12 digits, which past that second are 400.
+ */
+const DAY_OR_SECONDS = /^([0-9]{4}-[0-9]{2}-[0-9]{2}|[0-9]{1,11}|[01][0-9]{11}|2[0-4][0-9]{10}|25[0-2][0-9]{9}|253[0-3][0-9]{8}|25340[01][0-9]{6}|253402[0-2][0-9]{5}|253402300[0-7][0-9]{2})$/;
+const dayOrSeconds = documentChecks(z.string().check(z.regex(DAY_OR_SECONDS)), {
+  description: 'A day, YYYY-MM-DD (UTC; a date of the calendar), or Unix seconds up to 253402300799 (9999-12-31).',
+});
 
 /** `GET /api/analytics/searches?from=&to=&limit=&click_type=&conversion_type=`. */
 export const searchAnalyticsQuery = z.strictObject({
   // Read by searchAnalytics (a date or Unix seconds; at most MAX_RANGE_DAYS apart): documented as such.
-  from: documentAs(z.optional(z.string()), z.optional(z.string().check(z.regex(DAY_OR_SECONDS)))),
-  to: documentAs(z.optional(z.string()), z.optional(z.string().check(z.regex(DAY_OR_SECONDS)))),
+  from: documentAs(z.optional(z.string()), z.optional(dayOrSeconds)),
+  to: documentAs(z.optional(z.string()), z.optional(dayOrSeconds)),
   limit: limitParamOf(10),
   click_type: z._default(z.optional(eventType), 'click'),
   conversion_type: z._default(z.optional(eventType), 'purchase'),

@@ -26,6 +26,8 @@ import type { DeclaredOf } from '../../shared/openapi/document.ts';
 import { sampleRegex } from '../helpers/fuzz.ts';
 import { seededRandom } from '../../shared/random.ts';
 import { phraseTerms } from '../../shared/search/text.ts';
+import { searchAnalytics, type SearchLogStore } from '../../shared/search/analytics.ts';
+import { InvalidInput } from '../../shared/domain/errors.ts';
 
 type Json = Record<string, any>;
 
@@ -72,6 +74,8 @@ function probes(schema: Json): string[] {
     'a b',
     '9'.repeat(25),
   ]);
+  // 253402300799: the last second of 9999-12-31 (search analytics' `from`, `to`); 12 digits past it.
+  for (const v of ['253402300799', '253402300800', '999999999999', '000000000001']) out.add(v);
   const big = [Number.MAX_SAFE_INTEGER, 2 ** 53, 2 ** 53 + 2, 1e20];
   for (const n of big) out.add(BigInt(n).toString());
   for (const k of ['minimum', 'maximum']) {
@@ -106,12 +110,29 @@ function probes(schema: Json): string[] {
 const PAST_JSON_SCHEMA: Readonly<Record<string, { why: string; explains: (value: string) => boolean }>> = {
   // '3,3': the pattern says 2 to 10 numbers; that each is named once, its description.
   'GET /api/models/compare versions': { why: 'each version named once', explains: (v) => new Set(v.split(',')).size !== v.split(',').length },
-  // Read by searchAnalytics (shared/search/analytics.ts dayParam), not by the query schema: it refuses
-  // what the documented pattern refuses (400 naming the parameter), and more (2026-02-30, seconds past 9999-12-31).
-  'GET /api/analytics/searches from': { why: 'a day or Unix seconds, read by searchAnalytics', explains: (v) => !DAY_OR_SECONDS.test(v) },
-  'GET /api/analytics/searches to': { why: 'a day or Unix seconds, read by searchAnalytics', explains: (v) => !DAY_OR_SECONDS.test(v) },
+  // A day the calendar does not have (2026-02-30): the pattern takes its digits, its description says so.
+  'GET /api/analytics/searches from': { why: 'a date of the calendar', explains: (v) => /^[0-9]{4}-[0-9]{2}-[0-9]{2}$/.test(v) && !isCalendarDay(v) },
+  'GET /api/analytics/searches to': { why: 'a date of the calendar', explains: (v) => /^[0-9]{4}-[0-9]{2}-[0-9]{2}$/.test(v) && !isCalendarDay(v) },
 };
-const DAY_OR_SECONDS = /^([0-9]{4}-[0-9]{2}-[0-9]{2}|[0-9]{1,12})$/;
+const isCalendarDay = (v: string) => !Number.isNaN(Date.parse(`${v}T00:00:00Z`)) && new Date(`${v}T00:00:00Z`).toISOString().slice(0, 10) === v;
+
+/** What the domain refuses of a parameter its query schema takes as any string (400 naming it), by `key name`. */
+const READ_BY_THE_DOMAIN: Readonly<Record<string, (value: string) => Promise<boolean>>> = {
+  'GET /api/analytics/searches from': (v) => analyticsRefuses('from', v),
+  'GET /api/analytics/searches to': (v) => analyticsRefuses('to', v),
+};
+
+/** Whether searchAnalytics refuses `value` as `field` itself (400 naming it: not the range's checks, which name `from` for the pair). */
+async function analyticsRefuses(field: 'from' | 'to', value: string): Promise<boolean> {
+  const store = { counts: async () => ({ byQuery: new Map(), complete: true }) } as unknown as SearchLogStore;
+  try {
+    await searchAnalytics(store, 'tenant', { [field]: value, limit: 10, click_type: 'click', conversion_type: 'purchase' });
+    return false;
+  } catch (e) {
+    const messages = e instanceof InvalidInput ? (e.fieldErrors?.[field] ?? []) : [];
+    return messages.some((m) => !m.includes('must not be after') && !m.includes('the range covers'));
+  }
+}
 
 /** Whether the handler's schema refuses `value` of `name` (other fields as given): a 400 naming it. */
 function handlerRefuses(schema: z.ZodMiniType, input: Record<string, string>, name: string): boolean {
@@ -171,14 +192,15 @@ describe("the document's parameters against the handlers' schemas", () => {
     expect([...keys]).toEqual(expect.arrayContaining(['GET /v1/items', 'GET /v1/recommendations', 'GET /api/training-jobs', 'GET /console/api/events']));
   });
 
-  it('each value is refused by both the document and the handler, or by neither', () => {
+  it('each value is refused by both the document and the handler, or by neither', async () => {
     const mismatches: string[] = [];
     for (const p of documentedParams()) {
       const validate = ajv.compile(p.schema);
+      const domain = READ_BY_THE_DOMAIN[`${p.key} ${p.name}`];
       for (const value of probes(p.schema)) {
         const docRefuses = !validate(asDocumented(p.schema, value));
         // Taken when some request takes it: alone, or beside another parameter (a cursor that is an id without `contextId`, opaque with it).
-        const refuses = variants(p).every((other) => handlerRefuses(p.handler, { ...other, [p.name]: value }, p.name));
+        const refuses = variants(p).every((other) => handlerRefuses(p.handler, { ...other, [p.name]: value }, p.name)) || (domain !== undefined && (await domain(value)));
         if (docRefuses !== refuses && !PAST_JSON_SCHEMA[`${p.key} ${p.name}`]?.explains(value))
           mismatches.push(
             `${p.key} ${p.where} ${p.name}=${JSON.stringify(value.length > 40 ? `${value.slice(0, 20)}…(${value.length})` : value)}: document ${docRefuses ? 'refuses' : 'takes'}, handler ${refuses ? 'refuses' : 'takes'} (${JSON.stringify(p.schema)})`,
