@@ -138,12 +138,17 @@ export const MAX_FACETS = 20;
 export const MAX_DISJUNCTIVE_FACETS = 5;
 
 /** A facet: a metadata key (or a path into nested objects: domain/metadata-path.ts), as `brand` or `metadata.brand`. */
-const facetKey = z.pipe(
+const facetKey = documentAs(
   z.pipe(
-    z.string('a facet is a metadata key'),
-    z.transform((k: string) => (k.startsWith('metadata.') ? k.slice('metadata.'.length) : k)),
+    z.pipe(
+      z.string('a facet is a metadata key'),
+      z.transform((k: string) => (k.startsWith('metadata.') ? k.slice('metadata.'.length) : k)),
+    ),
+    z.string().check(z.minLength(1, 'a facet is a metadata key, optionally written metadata.<key>'), z.maxLength(1000, 'a facet key is at most 1000 characters')),
   ),
-  z.string().check(z.minLength(1, 'a facet is a metadata key, optionally written metadata.<key>'), z.maxLength(1000, 'a facet key is at most 1000 characters')),
+  // Documented as what it takes: a key of 1 to 1000 characters, "metadata." before it or not (until
+  // the review of f8eddfc1 any string, "" and "metadata." included, which are 400).
+  z.union([z.string().check(z.regex(/^metadata\./), z.minLength(10), z.maxLength(1009)), z.string().check(z.regex(/^(?!metadata\.)/), z.minLength(1), z.maxLength(1000))]),
 );
 
 const tag = z.string('a highlight tag is a string').check(z.maxLength(100, 'a highlight tag is at most 100 characters'));

@@ -248,6 +248,8 @@ const BODY_PAST_JSON_SCHEMA: Readonly<Record<string, { why: string; explains: (v
   // "a", "the": stop words alone, which search never matches (a synonym's description says so); "" its minLength.
   'POST /api/synonyms input': { why: 'a word search does not ignore', explains: (v) => typeof v === 'string' && v !== '' && phraseTerms(v).length === 0 },
   'PATCH /api/synonyms/{id} input': { why: 'a word search does not ignore', explains: (v) => typeof v === 'string' && v !== '' && phraseTerms(v).length === 0 },
+  'POST /api/synonyms synonyms.0': { why: 'a word search does not ignore', explains: (v) => typeof v === 'string' && v !== '' && phraseTerms(v).length === 0 },
+  'PATCH /api/synonyms/{id} synonyms.0': { why: 'a word search does not ignore', explains: (v) => typeof v === 'string' && v !== '' && phraseTerms(v).length === 0 },
   // A rule condition's list is checked once field and op are valid (its superRefine): the probe sends the
   // list alone. Explained only when a whole condition with op `in` refuses it too.
   'POST /api/rules conditions.0.value': { why: 'an in list of 1 to 100, checked with op', explains: (v, h) => Array.isArray(v) && refusesInList(h, v) },
@@ -310,6 +312,8 @@ interface BodyProperty {
   wrap: (value: unknown) => unknown;
   /** An object among other objects of a union: an object missing a field may be read as another of them. */
   oneOfObjects?: boolean;
+  /** An item of a list: the list's path ('' for a body that is a list). */
+  list?: string;
 }
 
 /** Nesting followed into a body: its properties, theirs, and the items of lists (`conditions.0.op`). */
@@ -334,7 +338,13 @@ function propertiesAt(
     alternatives.forEach((_, i) => propertiesAt(`${at}/${k}/${i}`, base, prefix, wrap, depth, out, objects));
   }
   if (schema.type === 'object' && schema.properties) objectSites.push({ ...base, name: prefix, ptr: at, schema, wrap, oneOfObjects });
-  if (schema.type === 'array' && schema.items) propertiesAt(`${at}/items`, base, prefix ? `${prefix}.0` : '0', (v) => wrap([v]), depth + 1, out);
+  if (schema.type === 'array' && schema.items) {
+    const itemName = prefix ? `${prefix}.0` : '0';
+    // The item itself (a facet key, a synonym), as a property: until the review of f8eddfc1 only an
+    // item's own properties were probed, and POST /v1/search facets.0 = "" (400) went unnoticed.
+    out.push({ ...base, name: itemName, ptr: `${at}/items`, schema: resolve(`${at}/items`).schema, wrap: (v) => wrap([v]), list: prefix });
+    propertiesAt(`${at}/items`, base, itemName, (v) => wrap([v]), depth + 1, out);
+  }
   for (const name of Object.keys((schema.properties as Json | undefined) ?? {})) {
     const propPtr = `${at}/properties/${pointer(name)}`;
     const path = prefix ? `${prefix}.${name}` : name;
@@ -369,7 +379,8 @@ function bodyRefuses(p: BodyProperty, value: unknown): boolean {
   } catch {
     return false;
   }
-  return !r.success && Object.keys(fieldErrorsOf(r.error)).some((k) => k === p.name || k.startsWith(`${p.name}.`));
+  // An item's error may name its list (a union of one value or a list: `filters.category`).
+  return !r.success && Object.keys(fieldErrorsOf(r.error)).some((k) => k === p.name || k.startsWith(`${p.name}.`) || (!!p.list && k === p.list));
 }
 
 describe("the document's JSON bodies against the handlers' schemas", () => {
@@ -386,6 +397,8 @@ describe("the document's JSON bodies against the handlers' schemas", () => {
         'POST /api/rules conditions.0.op',
         'POST /api/events/templates schedule.every',
         'POST /v1/search filters',
+        'POST /v1/search facets.0',
+        'POST /api/synonyms synonyms.0',
       ]),
     );
   });

@@ -4929,8 +4929,8 @@ export interface operations {
                     context_id?: string | number;
                     /** @default false */
                     explain?: boolean;
-                    facets?: string[];
-                    disjunctive_facets?: string[];
+                    facets?: (string)[];
+                    disjunctive_facets?: (string)[];
                     /** @default false */
                     highlight?: boolean;
                     highlight_tags?: {
@@ -5835,8 +5835,8 @@ export interface operations {
                     context_id?: string | number;
                     /** @default false */
                     explain?: boolean;
-                    facets?: string[];
-                    disjunctive_facets?: string[];
+                    facets?: (string)[];
+                    disjunctive_facets?: (string)[];
                     /** @default false */
                     highlight?: boolean;
                     highlight_tags?: {
