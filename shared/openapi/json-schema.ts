@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import * as z from 'zod/mini';
-import { docs, noMaximum, standIns } from '../schemas/doc.ts';
+import { docs, noMaximum, STORABLE_DOC, standIns, storableChecks } from '../schemas/doc.ts';
 
 /** A JSON Schema (2020-12) object, as the document holds it. */
 export type JsonSchema = { [k: string]: unknown };
@@ -46,6 +46,8 @@ export class SchemaConverter {
       reused: 'inline',
       override: ({ zodSchema, jsonSchema }) => {
         if (noMaximum.has(zodSchema as unknown as z.ZodMiniType)) delete (jsonSchema as JsonSchema).maximum;
+        const checks = (zodSchema as unknown as { _zod: { def: { checks?: readonly object[] } } })._zod.def.checks ?? [];
+        if (checks.some((c) => storableChecks.has(c))) Object.assign(jsonSchema, STORABLE_DOC);
         const standIn = standIns.get(zodSchema as unknown as z.ZodMiniType);
         if (!standIn) return;
         const replacement = this.convert(standIn, io);

@@ -1,7 +1,7 @@
 import * as z from 'zod/mini';
 import en from 'zod/v4/locales/en.js';
 import { ValidationError, type FieldErrors } from '../errors.ts';
-import { documentAs, documentChecks, documentUnboundedAbove, named } from './doc.ts';
+import { documentAs, documentChecks, documentStorable, documentUnboundedAbove, named } from './doc.ts';
 
 /** What a number too large for JSON.parse (`1e400`, read as Infinity) is told, where a number is asked for. */
 export const OUT_OF_RANGE = 'Must be a finite number: one beyond about 1.8e308 (such as 1e400) is out of range';
@@ -282,7 +282,8 @@ export function unstorable(value: unknown, depth = 0): string | undefined {
  * and the control plane's schemas both use it (until the review of 80641b60 each spelled it).
  */
 export const storableNumber = (field: string, use = 'use 0 or a magnitude from 1e-130 to 9007199254740991') =>
-  z.number({ error: kindOf(field, 'a number') }).check(z.refine((n) => unstorable(n) === undefined, `${field} cannot be stored: ${use}`));
+  // Registered (documentStorable): the document states the magnitudes refused below 1e-130 (until 2026-12-08 it took 1e-131 and 5e-324).
+  z.number({ error: kindOf(field, 'a number') }).check(documentStorable(z.refine((n) => unstorable(n) === undefined, `${field} cannot be stored: ${use}`)));
 
 /**
  * `unstorable` of an object's properties (the object at `depth`), each problem named by the

@@ -65,3 +65,20 @@ export function documentUnboundedAbove<S extends z.ZodMiniType>(schema: S): S {
   noMaximum.add(schema);
   return schema;
 }
+
+/**
+ * The refinement of a number DynamoDB can store (0, or a magnitude from 1e-130 to 2^53 - 1:
+ * `unstorable`), documented wherever a schema holds it: no magnitude below 1e-130 but 0
+ * (`STORABLE_DOC`). Until the review of ea229bea the document took 1e-131 (and 5e-324) for every
+ * such number (a rule's boost, a template's thresholds, a training learning_rate, ...), which is 400.
+ */
+export const storableChecks = new WeakSet<object>();
+
+/** What a `storableChecks` refinement refuses, as JSON Schema says it: a non-zero magnitude below 1e-130. */
+export const STORABLE_DOC = { not: { exclusiveMinimum: -1e-130, exclusiveMaximum: 1e-130, not: { const: 0 } } } as const;
+
+/** `check` (the storable-number refinement), documented as `STORABLE_DOC` on every schema that holds it. */
+export function documentStorable<C extends object>(check: C): C {
+  storableChecks.add(check);
+  return check;
+}

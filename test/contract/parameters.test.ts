@@ -276,7 +276,38 @@ function resolve(ptr: string): { ptr: string; schema: Json } {
 
 /** JSON values at and past each bound the document states of a property, and values of other kinds. */
 function jsonProbes(schema: Json): unknown[] {
-  const out: unknown[] = [null, true, false, 0, 1, -1, 1.5, 2 ** 53, 1e20, '', 'x', ' ', 'a\nb', 'a\u0000b', '\u200b', 'caf\u00e9', '.', '..', '\ud800', [], {}, ['x'], [1], { a: 1 }];
+  // 1e-130: the smallest magnitude DynamoDB stores (unstorable); 1e-131 and 5e-324 below it.
+  const out: unknown[] = [
+    null,
+    true,
+    false,
+    0,
+    1,
+    -1,
+    1.5,
+    2 ** 53,
+    1e20,
+    1e-130,
+    -1e-130,
+    1e-131,
+    -1e-131,
+    5e-324,
+    '',
+    'x',
+    ' ',
+    'a\nb',
+    'a\u0000b',
+    '\u200b',
+    'caf\u00e9',
+    '.',
+    '..',
+    '\ud800',
+    [],
+    {},
+    ['x'],
+    [1],
+    { a: 1 },
+  ];
   const alternatives = [schema, ...(((schema.anyOf ?? schema.oneOf) as Json[] | undefined) ?? []).map((s) => (typeof s.$ref === 'string' ? resolve(s.$ref.slice(1)).schema : s))];
   for (const s of alternatives) {
     for (const k of ['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum']) {
