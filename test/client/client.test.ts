@@ -69,6 +69,22 @@ describe('tokens', () => {
     expect(rec.log.filter((e) => e.path === '/oauth2/token')).toHaveLength(1);
   });
 
+  it('a refresh margin longer than the token lives still fetches one token for many calls, not one per call', async () => {
+    const rec = recorder();
+    // 60 s asked of 5 s tokens: until 2026-12-08 each token was due for refresh as soon as it
+    // came, and every call after the first fetched another beside it.
+    const c = core({ fetch: rec.fetch, refreshMarginMs: 60_000 });
+    for (let k = 0; k < 6; k++) {
+      expect((await c.items.listPage({ limit: 1 })).object).toBe('list');
+      // Time for a token request started beside the call to be made and answered.
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(rec.log.filter((e) => e.path === '/oauth2/token')).toHaveLength(1);
+    expect(rec.log.filter((e) => e.path === '/v1/items').map((e) => e.status)).toEqual(Array(6).fill(200));
+    // A margin that is no number is refused before any request (NaN had the same effect).
+    expect(() => core({ refreshMarginMs: Number.NaN })).toThrow(TypeError);
+  }, 20_000);
+
   it('a 401 (an expired token) fetches one new token and retries once', async () => {
     const rec = recorder();
     // Never refresh early: the client keeps its token until the server refuses it.

@@ -13,7 +13,9 @@ export interface TokenOptions {
   scope?: string | string[] | undefined;
   /**
    * Refresh this long before expiry. Default: 10 % of the token's lifetime, at least 1 s and at
-   * most 60 s (60 s for the default 3600 s tokens; 1 s for 5 s tokens).
+   * most 60 s (60 s for the default 3600 s tokens; 1 s for 5 s tokens). A token is kept at least
+   * a quarter of its lifetime whatever the margin (one longer than the token lives would otherwise
+   * have every call fetch another token). A finite number (negative: only once expired).
    */
   refreshMarginMs?: number | undefined;
   /** The clock (tests). */
@@ -50,6 +52,8 @@ export class TokenManager implements Authorizer {
     private readonly opts: TokenOptions,
   ) {
     this.now = opts.now ?? Date.now;
+    // NaN would make every token due for refresh at once: a token request beside every call.
+    if (opts.refreshMarginMs !== undefined && !Number.isFinite(opts.refreshMarginMs)) throw new TypeError(`refreshMarginMs must be a finite number of milliseconds, not ${opts.refreshMarginMs}`);
   }
 
   /**
@@ -134,7 +138,11 @@ export class TokenManager implements Authorizer {
     // started + expires_in; counted from when the request started, not when it ended.
     const expiresAt = started + lifetime - Math.min(1000, lifetime / 2);
     const margin = this.opts.refreshMarginMs ?? Math.min(60_000, Math.max(1000, lifetime / 10));
-    const cached: Cached = { token: body.access_token, expiresAt, refreshAt: expiresAt - margin };
+    // Not before a quarter of the token's life has passed: a margin as long as the token lives
+    // (60 s asked of 5 s tokens) made every token due at once, and each call fetched another
+    // (until 2026-12-08).
+    const refreshAt = Math.max(expiresAt - margin, started + (expiresAt - started) / 4);
+    const cached: Cached = { token: body.access_token, expiresAt, refreshAt };
     this.cached = cached;
     return cached;
   }
