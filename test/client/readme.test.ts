@@ -2,10 +2,14 @@
  * packages/client/README.md's first snippet, run as written against what `npm start` gives a
  * newcomer: a fresh demo tenant (the small demo shop here), its credentials in place of the
  * snippet's `clientId`, `clientSecret` and `'svc_...'`, the stack's URL in place of localhost:3000.
+ * Then the runnable tour the README points to (packages/client/examples/tour.ts), run as the
+ * README says, with the credentials.json the stack wrote.
  */
+import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_SIZES } from '../../shared/demo/generate.ts';
 import { startLocalStack, type LocalStack } from '../../local/stack.ts';
@@ -46,4 +50,12 @@ describe('packages/client/README.md', () => {
     // Until 2026-12-06 it approved and promoted version 2, which a fresh demo tenant does not have (its one version is 1): 404.
     await expect(run(client.ApiError, client.CoreClient, client.PlatformClient, c.client_id, c.client_secret, quiet)).resolves.toBeUndefined();
   }, 60_000);
+
+  it('its tour (examples/tour.ts) runs as written: npx tsx packages/client/examples/tour.ts <credentials.json>', async () => {
+    // After the snippet above (vitest runs a file's tests in order): the tour trains a new version
+    // from template 1, approves and promotes it, and prints the run's end state and version.
+    const { stdout } = await promisify(execFile)('npx', ['tsx', 'packages/client/examples/tour.ts', stack.credentialsFile], { timeout: 100_000 });
+    expect(stdout).toMatch(/^404 not_found_error item_not_found [0-9a-f-]{36}$/m);
+    expect(stdout).toMatch(/^Completed \d+$/m);
+  }, 120_000);
 });
