@@ -110,6 +110,49 @@ describe('409 idempotency_key_in_use (the key first attempt still running)', () 
   });
 });
 
+describe("409 changed_meanwhile (the record kept changing under the server's own tries)", () => {
+  it('is retried, whatever the method (nothing was written; the answer says retry), and no other 409 is', async () => {
+    const sent: string[] = [];
+    const rule = { id: 12, name: 'boost', context_id: 1, conditions: [], boost: 2, created: 1, updated_at: 1 };
+    let conflicts = 0;
+    const fetch: FetchLike = async (r) => {
+      sent.push(`${r.method} ${new URL(r.url).pathname}`);
+      if (conflicts-- > 0) return Response.json({ error: 'Rule 12 kept changing meanwhile; retry.' }, { status: 409 });
+      if (r.url.endsWith('/promote')) return Response.json({ error: 'Endpoint main kept changing meanwhile; retry.' }, { status: 409 });
+      if (r.method === 'DELETE') return Response.json({ error: 'A rule named boost already exists.' }, { status: 409 });
+      return Response.json(rule);
+    };
+    const p = new PlatformClient({ baseUrl: 'http://platform.test', apiKey: 'svc_abcdefgh_x', fetch, retry: { baseDelayMs: 1 } });
+    // A PATCH (never retried after a 5xx) whose first two tries met the conflict: until 2026-12-08 thrown at once.
+    conflicts = 2;
+    expect(await p.rules.update(12, { boost: 2 })).toMatchObject({ id: 12 });
+    expect(sent).toEqual(Array(3).fill('PATCH /api/rules/12'));
+    // Retried as a 429 is: up to maxRetries, then the 409 itself.
+    sent.length = 0;
+    await expect(p.models.promote(3, { endpoint_name: 'main' })).rejects.toMatchObject({ status: 409, type: 'conflict_error', message: 'Endpoint main kept changing meanwhile; retry.' });
+    expect(sent).toHaveLength(4);
+    // Another conflict is the caller's to settle: sent once.
+    sent.length = 0;
+    await expect(p.rules.delete(12)).rejects.toMatchObject({ status: 409 });
+    expect(sent).toEqual(['DELETE /api/rules/12']);
+    // The Core envelope's code too; its idempotency_key_reused is not retried.
+    const core = (code: string) => {
+      let n = 0;
+      const f: FetchLike = async (r) => {
+        if (isToken(r)) return TOKEN();
+        return ++n === 1 ? Response.json({ error: { type: 'conflict_error', code, message: 'x', request_id: 'r' } }, { status: 409 }) : Response.json(item, { status: 201 });
+      };
+      return { c: new CoreClient({ baseUrl: 'http://core.test', clientId: 'c', clientSecret: 's', fetch: f, retry: { baseDelayMs: 1 } }), tries: () => n };
+    };
+    const meanwhile = core('changed_meanwhile');
+    expect(await meanwhile.c.items.update('7', { name: 'b' })).toMatchObject({ id: '7' });
+    expect(meanwhile.tries()).toBe(2);
+    const reused = core('idempotency_key_reused');
+    await expect(reused.c.items.create({ name: 'b' })).rejects.toMatchObject({ status: 409, code: 'idempotency_key_reused' });
+    expect(reused.tries()).toBe(1);
+  });
+});
+
 describe('a cursor the server answers again', () => {
   it('the start cursor is one followed: a page answering it again throws, never yields that page twice', async () => {
     const p = new Paginator<{ id: string }>(async () => ({ data: [{ id: 'x' }], has_more: true, next_cursor: 'S' }), 'S');

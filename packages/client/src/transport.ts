@@ -10,6 +10,8 @@
  *   as search). Never a POST or PATCH without a key, nor a DELETE: its first attempt may have
  *   deleted, and a repeat would then answer 404 (or an erasure 0 events) for a call that worked.
  * - 409 `idempotency_key_in_use` (the first attempt is still running): retried, same key.
+ * - 409 `changed_meanwhile` (the record kept changing under the server's own tries; nothing was
+ *   written, and docs/api.md says retry): retried as a 429 is, whatever the method.
  * Every attempt of one call re-sends the same body and headers, so the same `Idempotency-Key`.
  * A `Retry-After` longer than `maxRetryAfterMs` is not waited for: the answer is returned.
  *
@@ -175,7 +177,8 @@ export class Transport {
         attempt--;
         continue;
       }
-      if (res.status === 409 && keyed && this.maxRetries > 0 && (await isKeyInUse(res))) {
+      const conflict = res.status === 409 ? await conflictOf(res) : undefined;
+      if (conflict === 'in_use' && keyed && this.maxRetries > 0) {
         // The key's first attempt still runs: its answer comes once it ends (a function runs at
         // most 29 s behind API Gateway), so this waits for it, about a second at a time, up to
         // `inUseWaitMs`, whatever retries came before (until 2026-12-05 three backoffs, 1.75 s at most).
@@ -189,7 +192,11 @@ export class Transport {
       if (attempt >= this.maxRetries) return res;
       let retry = false;
       let wait = this.backoff(attempt);
-      if (res.status === 429) {
+      if (conflict === 'changed_meanwhile') {
+        // Nothing written (a 409 of the server's own optimistic retries): another try may find the
+        // record settled. Until 2026-12-08 thrown, though the API's answer says "retry".
+        retry = true;
+      } else if (res.status === 429) {
         retry = true;
         const after = retryAfterMs(res.headers.get('retry-after'));
         if (after !== undefined) {
@@ -235,24 +242,29 @@ export function untilAborted<T>(p: Promise<T>, signal?: AbortSignal | null): Pro
 }
 
 /**
- * Whether a 409 says the Idempotency-Key's first request still runs: the Core envelope's code
- * `idempotency_key_in_use`, or the Platform envelope's message (it has no code; until 2026-12-05
- * a Platform create's was not recognised, and the caller got a 409 for a create that succeeded).
+ * Which retryable conflict a 409 is: `in_use`, the Idempotency-Key's first request still runs;
+ * `changed_meanwhile`, the record kept changing while the server tried (nothing written). The Core
+ * envelope's code (`idempotency_key_in_use`, `changed_meanwhile`), or the Platform envelope's
+ * message (it has no code; until 2026-12-05 a Platform create's in-use 409 was not recognised, and
+ * the caller got a 409 for a create that succeeded).
  */
-async function isKeyInUse(res: Response): Promise<boolean> {
+async function conflictOf(res: Response): Promise<'in_use' | 'changed_meanwhile' | undefined> {
   try {
     const b: unknown = await res.clone().json();
-    if (typeof b !== 'object' || b === null || !('error' in b)) return false;
+    if (typeof b !== 'object' || b === null || !('error' in b)) return undefined;
     const e = b.error;
-    if (typeof e === 'string') return PLATFORM_IN_USE.test(e);
-    return typeof e === 'object' && e !== null && 'code' in e && e.code === 'idempotency_key_in_use';
+    if (typeof e === 'string') return PLATFORM_IN_USE.test(e) ? 'in_use' : PLATFORM_CHANGED_MEANWHILE.test(e) ? 'changed_meanwhile' : undefined;
+    const code = typeof e === 'object' && e !== null && 'code' in e ? e.code : undefined;
+    return code === 'idempotency_key_in_use' ? 'in_use' : code === 'changed_meanwhile' ? 'changed_meanwhile' : undefined;
   } catch {
-    return false;
+    return undefined;
   }
 }
 
 /** The Platform API's message for a key whose first request still runs (shared/http/idempotency.ts). */
 const PLATFORM_IN_USE = /^A request with this Idempotency-Key is still being processed/;
+/** The Platform API's message for a 409 `changed_meanwhile` (`Rule 12 kept changing meanwhile; retry.`: shared/control/records.ts, shared/domain). */
+const PLATFORM_CHANGED_MEANWHILE = / kept changing meanwhile; retry\.$/;
 /** How long a keyed request waits for its key's first attempt to end (409 idempotency_key_in_use) by default, and about how often it asks. */
 export const IN_USE_WAIT_MS = 30_000;
 const IN_USE_POLL_MS = 1000;
