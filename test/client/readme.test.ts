@@ -2,8 +2,9 @@
  * packages/client/README.md's first snippet, run as written against what `npm start` gives a
  * newcomer: a fresh demo tenant (the small demo shop here), its credentials in place of the
  * snippet's `clientId`, `clientSecret` and `'svc_...'`, the stack's URL in place of localhost:3000.
- * Then the runnable tour the README points to (packages/client/examples/tour.ts), run as the
- * README says, with the credentials.json the stack wrote.
+ * Then the root README's snippet (section "With the TypeScript client") and the runnable tour
+ * both READMEs point to (packages/client/examples/tour.ts), run as the README says, with the
+ * credentials.json the stack wrote.
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -50,6 +51,25 @@ describe('packages/client/README.md', () => {
     // Until 2026-12-06 it approved and promoted version 2, which a fresh demo tenant does not have (its one version is 1): 404.
     await expect(run(client.ApiError, client.CoreClient, client.PlatformClient, c.client_id, c.client_secret, quiet)).resolves.toBeUndefined();
   }, 60_000);
+
+  it("the root README's section 'With the TypeScript client' runs as written (its credentials.json the stack's)", async () => {
+    const readme = readFileSync('README.md', 'utf8');
+    const section = readme.slice(readme.indexOf('### With the TypeScript client'));
+    const block = /```ts\n([\s\S]*?)```/.exec(section)?.[1];
+    if (!block) throw new Error('no ```ts block under "With the TypeScript client" in README.md');
+    expect(block).toContain("readFileSync('.data/credentials.json', 'utf8')");
+    const code = block
+      .split('\n')
+      .filter((l) => !l.startsWith('import '))
+      .join('\n')
+      .replaceAll("'.data/credentials.json'", JSON.stringify(stack.credentialsFile));
+    const AsyncFunction = Object.getPrototypeOf(async () => {}).constructor as new (...args: string[]) => (...values: unknown[]) => Promise<void>;
+    const run = new AsyncFunction('readFileSync', 'ApiError', 'CoreClient', 'PlatformClient', 'console', code);
+    const printed: string[] = [];
+    await run(readFileSync, client.ApiError, client.CoreClient, client.PlatformClient, { log: (...a: unknown[]) => printed.push(a.join(' ')) });
+    // Its last line: the typed 404 of a missing item.
+    expect(printed.at(-1)).toMatch(/^404 item_not_found [0-9a-f-]{36}$/);
+  }, 120_000);
 
   it('its tour (examples/tour.ts) runs as written: npx tsx packages/client/examples/tour.ts <credentials.json>', async () => {
     // After the snippet above (vitest runs a file's tests in order): the tour trains a new version
