@@ -438,15 +438,16 @@ export async function nameSettled<T extends ConsoleRecord>(
   }
 }
 
-/** How long a change of a record waits at most for the creates of its name at once to decide which keeps it (`nameDecided`). */
-const NAME_DECIDED_WAIT_MS = 2000;
+/** How long a read waits at most for the creates of a name at once to decide which keeps it (`nameDecided`, and endpoints.ts's reads by name). */
+export const NAME_DECIDED_WAIT_MS = 2000;
 
 /**
  * How long after its `created` a record's create may still be deciding whether it keeps its name
  * (`putNamed`): a Platform request ends within 10 s (its function's timeout), as an endpoint's
- * `claiming` does (endpoints.ts CLAIM_SECONDS).
+ * `claiming` does (endpoints.ts): past it, a record still `claiming` is one whose create stopped
+ * before it decided (a crash), and it keeps the name.
  */
-const NAME_DECIDING_SECONDS = 10;
+export const NAME_DECIDING_SECONDS = 10;
 
 /**
  * Record `id` once no other record has its name (`sameName`), read again 50 ms apart for up to

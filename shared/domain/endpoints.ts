@@ -2,7 +2,7 @@ import type { z } from 'zod/mini';
 import { nowMs, nowSeconds } from '../clock.ts';
 import { sleep } from '../retry.ts';
 import type * as S from '../schemas/console.ts';
-import { ENDPOINTS, nameSettled, newId, notFound, putNamed, storedBefore, type ConsoleRecord, type ConsoleStore } from './console-records.ts';
+import { ENDPOINTS, NAME_DECIDED_WAIT_MS, NAME_DECIDING_SECONDS, nameSettled, newId, notFound, putNamed, storedBefore, type ConsoleRecord, type ConsoleStore } from './console-records.ts';
 import { Conflict } from './errors.ts';
 import { platformList } from './present.ts';
 import type { IdPlan } from './types.ts';
@@ -188,13 +188,8 @@ export function pickEndpoint(all: readonly Endpoint[], name: string | undefined)
   return d;
 }
 
-/** How long `findEndpoint` waits at most for creates of one name at once to decide which keeps it. */
-const NAME_DECIDED_WAIT_MS = 2000;
-/** A record still `claiming` its name this long after its create is one whose create stopped before it decided (a crash): it keeps the name. */
-const CLAIM_SECONDS = 10;
-
 /** Whether a create of this record is still deciding whether it keeps its name (`Endpoint.claiming`). */
-const claiming = (e: Endpoint) => e.claiming === true && nowSeconds() - e.created <= CLAIM_SECONDS;
+const claiming = (e: Endpoint) => e.claiming === true && nowSeconds() - e.created <= NAME_DECIDING_SECONDS;
 
 /**
  * The endpoint by name (or the default one, without a name). Two records of the name are two
