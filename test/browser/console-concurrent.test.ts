@@ -393,3 +393,71 @@ describe('an edit form open while its record is renamed elsewhere', () => {
     });
   });
 });
+
+// Found by a walkthrough (2026-12-08): an edit form whose record was deleted elsewhere (another tab,
+// an API key) stood as if it could be saved until its Save was refused ("No rule 5.").
+describe('an edit form open while its record is deleted elsewhere', () => {
+  const deletedNotice = (what: string) => page.getByRole('alert').filter({ hasText: `${what} was deleted elsewhere (in another tab, or through the API) since this form opened` });
+
+  /** The deletion learnt as the tab takes the focus back (from another tab or window); "Back to the list" closes the form. */
+  async function learntOnFocus(o: { link: string; name: string; form: string; notice: string; remove: () => Promise<void> }) {
+    await go(page, 'Overview', 'Overview');
+    await go(page, o.link, o.link);
+    await page.getByRole('button', { name: `Edit ${o.name}` }).click();
+    const form = page.getByRole('form', { name: o.form, exact: true });
+    await visible(form);
+    await o.remove();
+    // The tab back in front: what a switch back from another tab or window fires.
+    const read = page.waitForResponse((r) => r.request().method() === 'GET' && r.status() === 404);
+    await page.evaluate("window.dispatchEvent(new Event('focus'))");
+    await read;
+    await visible(deletedNotice(o.notice));
+    // What was typed stays on screen until the user leaves it.
+    await visible(form);
+    await page.getByRole('button', { name: 'Back to the list' }).click();
+    await expect.poll(() => form.count()).toBe(0);
+    await expect.poll(() => deletedNotice(o.notice).count()).toBe(0);
+    await expect.poll(() => page.getByRole('button', { name: `Edit ${o.name}` }).count()).toBe(0);
+    expected(problems, /status of 404/);
+    expect(problems).toEqual([]);
+  }
+
+  it('Rules: said when the list is read again (a rule created meanwhile), before any Save', async () => {
+    const id = await created('/api/rules', { name: 'bags first', context_id: contextId, conditions: [], boost: 2 });
+    await go(page, 'Overview', 'Overview');
+    await go(page, 'Rules', 'Rules');
+    await page.getByRole('button', { name: 'Edit bags first' }).click();
+    const form = page.getByRole('form', { name: 'Edit rule bags first', exact: true });
+    await visible(form);
+    await form.getByLabel('Boost').fill('3');
+    await gone(`/api/rules/${id}`);
+    const create = page.getByRole('form', { name: 'New rule' });
+    await create.getByLabel('Rule name').fill('mugs last');
+    await create.getByLabel('Condition value').fill('mugs');
+    await create.getByRole('button', { name: 'Create rule' }).click();
+    await visible(page.getByRole('cell', { name: 'mugs last', exact: true }));
+    await visible(deletedNotice(`Rule bags first (#${id})`));
+    // Nothing was sent for it: no PATCH was refused.
+    expect(await form.getByRole('alert').count()).toBe(0);
+    expect(await form.getByLabel('Boost').inputValue()).toBe('3');
+    await page.getByRole('button', { name: 'Back to the list' }).click();
+    await expect.poll(() => form.count()).toBe(0);
+    expected(problems, /status of 404/);
+    expect(problems).toEqual([]);
+  });
+
+  it('Rules: said as the tab takes the focus back', async () => {
+    const id = await created('/api/rules', { name: 'cups first', context_id: contextId, conditions: [], boost: 2 });
+    await learntOnFocus({ link: 'Rules', name: 'cups first', form: 'Edit rule cups first', notice: `Rule cups first (#${id})`, remove: () => gone(`/api/rules/${id}`) });
+  });
+
+  it('Segments: said as the tab takes the focus back', async () => {
+    const id = await created('/api/segments', { name: 'gone buyers', description: '', definition: { event_type: 'purchase', min_count: 1, within_days: 7 } });
+    await learntOnFocus({ link: 'Segments', name: 'gone buyers', form: 'Edit segment gone buyers', notice: `Segment gone buyers (#${id})`, remove: () => gone(`/api/segments/${id}`) });
+  });
+
+  it('Synonyms: said as the tab takes the focus back', async () => {
+    const id = await created('/api/synonyms', { synonyms: ['mug', 'cup'] });
+    await learntOnFocus({ link: 'Synonyms & analytics', name: 'mug = cup', form: 'Edit synonym set mug = cup', notice: `Synonym set mug = cup (#${id})`, remove: () => gone(`/api/synonyms/${id}`) });
+  });
+});

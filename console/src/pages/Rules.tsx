@@ -2,7 +2,7 @@ import { useState } from 'react';
 import { api, listPage, type Rule, type Segment } from '../api.ts';
 import { DataTable, Form, RowButton, CancelButton } from '../table.tsx';
 import { Card, Field, PageHeader, Problem, Select, thenReload, useAction, usePages, when } from '../ui.tsx';
-import { ChangedSince, ContextPicker, audience, useChosenContext, NewContext, isAdmin, parseValue, useContexts, useEditing, useSegments } from './common.tsx';
+import { ChangedSince, ContextPicker, DeletedSince, audience, useChosenContext, NewContext, isAdmin, parseValue, useContexts, useEditing, useSegments } from './common.tsx';
 import type { PageProps } from './index.tsx';
 
 const OPS = ['eq', 'neq', 'in', 'gte', 'lte', 'exists'];
@@ -149,7 +149,7 @@ export function Rules({ session }: PageProps) {
   const [contextId, setContextId] = useChosenContext();
   const ctx = contextId || String(contexts.data?.data[0]?.id ?? '');
   const rules = usePages((after) => (ctx ? listPage<Rule>('/api/rules', after, { contextId: ctx }) : Promise.resolve(undefined)), [ctx]);
-  const edits = useEditing<Rule>();
+  const edits = useEditing<Rule>({ path: (id) => `/api/rules/${id}`, rows: rules.rows });
   const { editing } = edits;
   const now = edits.now(rules.rows);
   const a = useAction();
@@ -244,6 +244,7 @@ export function Rules({ session }: PageProps) {
         // Keyed by its opening: each Edit starts from that rule's fields as listed.
         <Card title={`Edit rule ${now.name} (#${editing.id})`}>
           <ChangedSince was={editing.name} now={now.name} />
+          {edits.gone ? <DeletedSince what={`Rule ${now.name} (#${editing.id})`} onBack={() => edits.back(rules.reload)} /> : null}
           <RuleForm key={edits.key} rule={editing} segments={segmentList} label={`Edit rule ${now.name}`} submit="Save rule" onSave={(fields) => update(editing, fields)} onCancel={edits.close} />
         </Card>
       ) : null}

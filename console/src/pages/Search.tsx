@@ -2,7 +2,7 @@ import { useState } from 'react';
 import { api, listAll, listPage, qs, type EventType, type SearchAnalytics, type SynonymSet } from '../api.ts';
 import { DataTable, Form, RowButton, CancelButton } from '../table.tsx';
 import { Card, Field, PageHeader, Problem, Select, thenReload, useAction, useLoad, usePages, when } from '../ui.tsx';
-import { ChangedSince, isAdmin, useEditing } from './common.tsx';
+import { ChangedSince, DeletedSince, isAdmin, useEditing } from './common.tsx';
 import type { PageProps } from './index.tsx';
 
 /** The search settings a merchandiser tunes without a rebuild: synonym sets, and what people searched. */
@@ -89,7 +89,7 @@ function SynonymForm(props: { set?: SynonymSet; label: string; submit: string; o
 
 function Synonyms({ admin }: { admin: boolean }) {
   const list = usePages((after) => listPage<SynonymSet>('/api/synonyms', after), []);
-  const edits = useEditing<SynonymSet>();
+  const edits = useEditing<SynonymSet>({ path: (id) => `/api/synonyms/${id}`, rows: list.rows });
   const { editing } = edits;
   const now = edits.now(list.rows);
   const a = useAction();
@@ -144,6 +144,7 @@ function Synonyms({ admin }: { admin: boolean }) {
         // Keyed by its opening: each Edit starts from that set's fields as listed.
         <Card title={`Edit synonym set #${editing.id}`}>
           <ChangedSince was={label(editing)} now={label(now)} what="Changed" />
+          {edits.gone ? <DeletedSince what={`Synonym set ${label(now)} (#${editing.id})`} onBack={() => edits.back(list.reload)} /> : null}
           <SynonymForm key={edits.key} set={editing} label={`Edit synonym set ${label(now)}`} submit="Save synonyms" onSave={(fields) => update(editing, fields)} onCancel={edits.close} />
         </Card>
       ) : null}

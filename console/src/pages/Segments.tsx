@@ -2,7 +2,7 @@ import { useState } from 'react';
 import { api, listPage, type Segment } from '../api.ts';
 import { DataTable, Form, RowButton, CancelButton } from '../table.tsx';
 import { Card, Field, PageHeader, Problem, thenReload, useAction, usePages, when } from '../ui.tsx';
-import { ChangedSince, isAdmin, useEditing } from './common.tsx';
+import { ChangedSince, DeletedSince, isAdmin, useEditing } from './common.tsx';
 import type { PageProps } from './index.tsx';
 
 type Leaf = { event_type: string; min_count: number; within_days: number };
@@ -66,7 +66,7 @@ function SegmentForm(props: { segment?: Segment; label: string; submit: string; 
 
 export function Segments({ session }: PageProps) {
   const segments = usePages((after) => listPage<Segment>('/api/segments', after), []);
-  const edits = useEditing<Segment>();
+  const edits = useEditing<Segment>({ path: (id) => `/api/segments/${id}`, rows: segments.rows });
   const { editing } = edits;
   const now = edits.now(segments.rows);
   const a = useAction();
@@ -123,6 +123,7 @@ export function Segments({ session }: PageProps) {
         // Keyed by its opening: each Edit starts from that segment's fields as listed.
         <Card title={`Edit segment ${now.name} (#${editing.id})`}>
           <ChangedSince was={editing.name} now={now.name} />
+          {edits.gone ? <DeletedSince what={`Segment ${now.name} (#${editing.id})`} onBack={() => edits.back(segments.reload)} /> : null}
           <SegmentForm key={edits.key} segment={editing} label={`Edit segment ${now.name}`} submit="Save segment" onSave={(fields) => update(editing, fields)} onCancel={edits.close} />
         </Card>
       ) : null}

@@ -1,5 +1,5 @@
-import { useEffect, useState } from 'react';
-import { api, listAll, type Context, type Segment } from '../api.ts';
+import { useCallback, useEffect, useRef, useState } from 'react';
+import { ApiFailure, api, listAll, type Context, type Segment } from '../api.ts';
 import { Form } from '../table.tsx';
 import { Empty, Field, Problem, Select, useAction, useLoad, useReturnFocus } from '../ui.tsx';
 
@@ -136,8 +136,44 @@ export function parseValue(op: string, raw: string): unknown {
  * with `send`, and nothing when none changed (an empty PATCH is 400); a refused one throws, the
  * form left open.
  */
-export function useEditing<T extends { id: number }>() {
+export function useEditing<T extends { id: number }>(watch?: { path: (id: number) => string; rows: readonly T[] | undefined }) {
   const [editing, setEditing] = useState<T | undefined>();
+  // The record found deleted (its read answered 404) while its form was open: the form says so at
+  // once (until 2026-12-08 only its Save did, with "No rule 5.").
+  const [goneId, setGoneId] = useState<number | undefined>();
+  // The record's address (a new function each render: held, not a dependency).
+  const path = useRef(watch?.path);
+  path.current = watch?.path;
+  const watched = watch !== undefined;
+  const rows = watch?.rows;
+  const editingId = editing?.id;
+  const check = useCallback(() => {
+    const of = path.current;
+    if (editingId === undefined || !of) return;
+    api('GET', of(editingId)).then(
+      () => undefined,
+      (e: unknown) => {
+        if (e instanceof ApiFailure && e.status === 404) setGoneId(editingId);
+      },
+    );
+  }, [editingId]);
+  // The list read again without the record (a reload after any change on the page): is it gone, or past the rows read?
+  useEffect(() => {
+    if (editingId !== undefined && rows && !rows.some((r) => r.id === editingId)) check();
+  }, [rows, editingId, check]);
+  // Back to this tab or window (after deleting it in another, say): the record is read again.
+  useEffect(() => {
+    if (editingId === undefined || !watched) return;
+    const visible = () => {
+      if (document.visibilityState === 'visible') check();
+    };
+    window.addEventListener('focus', check);
+    document.addEventListener('visibilitychange', visible);
+    return () => {
+      window.removeEventListener('focus', check);
+      document.removeEventListener('visibilitychange', visible);
+    };
+  }, [editingId, watched, check]);
   // Each opening's own form, keyed by it: Edit pressed again on the record open starts from the record
   // as listed now, as another record's does (it kept its fields as opened, and a save, against the
   // record renamed, sent the old name back over the new one).
@@ -149,6 +185,8 @@ export function useEditing<T extends { id: number }>() {
   };
   return {
     editing,
+    /** The record of the open form was deleted since it opened (elsewhere): it cannot be saved. */
+    gone: editing !== undefined && goneId === editing.id,
     /** The key of the open form. */
     key: opened,
     open: (row: T) => {
@@ -158,6 +196,12 @@ export function useEditing<T extends { id: number }>() {
     },
     close,
     now: (rows: readonly T[] | undefined): T | undefined => editing && (rows?.find((r) => r.id === editing.id) ?? editing),
+    /** Closes the form of a record deleted elsewhere, reads the list again (`reload`), the focus on the page's heading (its Edit button is gone). */
+    back: (reload: () => void) => {
+      setEditing(undefined);
+      reload();
+      document.getElementById('page-title')?.focus();
+    },
     /** Closed without giving the focus back (another context chosen, the record deleted). */
     forget: (id?: number) => setEditing((e) => (id === undefined || e?.id === id ? undefined : e)),
     save: async (fields: object, send: () => Promise<unknown>) => {
@@ -181,6 +225,23 @@ export function ChangedSince({ was, now, what = 'Renamed' }: { was: string; now:
           {what} since this form opened: it was {was}, as the form still shows. A save sends only what is changed here.
         </p>
       )}
+    </div>
+  );
+}
+
+/**
+ * Above an edit form whose record was deleted since it opened (in another tab, by an API key), said
+ * as soon as the page learns it (the list read again without it, or the tab taking the focus back),
+ * not only by a refused Save: the form's fields stay (what was typed may be copied), and "Back to
+ * the list" closes it and reads the list again.
+ */
+export function DeletedSince({ what, onBack }: { what: string; onBack: () => void }) {
+  return (
+    <div className="problem" role="alert">
+      <p>{what} was deleted elsewhere (in another tab, or through the API) since this form opened: it can no longer be saved.</p>
+      <button type="button" onClick={onBack}>
+        Back to the list
+      </button>
     </div>
   );
 }
