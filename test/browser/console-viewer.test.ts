@@ -43,6 +43,16 @@ describe('a viewer', () => {
     expect(await page.getByText(/Create a context/).count()).toBe(0);
   });
 
+  it('on a tenant without event types or model versions is told an admin adds them, not to add them (Events, Model versions)', async () => {
+    // Was "No event types yet: add the types your application sends (click, purchase…)." and
+    // "No versions yet: start a training run.": a viewer can do neither.
+    await go(page, 'Events', 'Events');
+    await visible(page.getByText('No event types yet: an admin adds the types your application sends.', { exact: true }));
+    await go(page, 'Model versions', 'Model versions');
+    await visible(page.getByText('No versions yet: an admin starts a training run.', { exact: true }));
+    expect(await page.getByText(/No event types yet: add|No versions yet: start/).count()).toBe(0);
+  });
+
   it('reads the rerank controls in fields it cannot edit, and is told only admins change them', async () => {
     const ctx = await t.demo.platform('POST', '/api/contexts', { name: 'home', description: '' });
     expect(ctx.status).toBe(201);

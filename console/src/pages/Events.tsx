@@ -72,7 +72,8 @@ export function Events({ session }: PageProps) {
           rows={types.data?.data}
           loading={types.loading}
           rowKey={(t) => t.id}
-          empty="No event types yet: add the types your application sends (click, purchase…)."
+          // A viewer, who cannot add one, is told who does (until 2026-12-08 it was told to add them).
+          empty={isAdmin(session.role) ? 'No event types yet: add the types your application sends (click, purchase…).' : 'No event types yet: an admin adds the types your application sends.'}
           columns={[
             { header: 'ID', cell: (t) => t.id },
             { header: 'Name', cell: (t) => t.name },

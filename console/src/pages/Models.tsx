@@ -71,7 +71,8 @@ export function Models({ session }: PageProps) {
           loading={models.loading}
           more={models.more}
           rowKey={(m) => m.version}
-          empty="No versions yet: start a training run."
+          // A viewer, who cannot start one, is told who does (until 2026-12-08 it was told to start one).
+          empty={admin ? 'No versions yet: start a training run.' : 'No versions yet: an admin starts a training run.'}
           columns={[
             {
               header: 'Compare',
