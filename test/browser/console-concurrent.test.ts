@@ -1,6 +1,6 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { demoAdmin, expected, go, openBrowser, signInAt, visible } from '../helpers/browser.ts';
+import { demoAdmin, eventually, expected, go, openBrowser, signInAt, visible } from '../helpers/browser.ts';
 import { startTestStack, type TestStack } from '../helpers/stack.ts';
 
 /*
@@ -83,6 +83,31 @@ describe('a row changed elsewhere', () => {
     await expect.poll(() => page.getByRole('cell', { name: 'lamp = light', exact: true }).count()).toBe(0);
     await visible(page.getByText('No synonym sets yet.'));
     expected(problems, /status of 404/);
+  });
+
+  it('Catalog: deactivating an item deleted meanwhile (Core API) says so, and the item leaves the list', async () => {
+    const made = await t.demo.core('POST', '/v1/items', { name: 'brass desk lamp', description: '', metadata: { category: 'lighting' } });
+    expect(made.status, JSON.stringify(made.body)).toBe(201);
+    const id = made.body.id as string;
+    await go(page, 'Catalog', 'Catalog');
+    const search = async () => {
+      await page.getByLabel('Search items').fill('brass desk lamp');
+      await page.getByRole('button', { name: 'Search', exact: true }).click();
+    };
+    const row = page.getByRole('table', { name: 'Items' }).getByRole('row').filter({ hasText: 'brass desk lamp' });
+    await eventually('the item listed', async () => {
+      await search();
+      return (await row.count()) === 1;
+    });
+    await visible(page.getByRole('region', { name: '1 item' }));
+    expect((await t.demo.core('DELETE', `/v1/items/${encodeURIComponent(id)}`)).status).toBeLessThan(300);
+    await page.getByRole('button', { name: 'Deactivate brass desk lamp' }).click();
+    await visible(page.getByRole('alert'));
+    // Was listed still, its Deactivate refused at every press.
+    await expect.poll(() => row.count()).toBe(0);
+    await visible(page.getByRole('region', { name: '0 items' }));
+    expected(problems, /status of 404/);
+    expect(problems).toEqual([]);
   });
 
   it('Experiments: a start of an experiment started meanwhile is no change (200, as a start sent again), and its card then shows it Running', async () => {

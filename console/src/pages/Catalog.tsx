@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'react';
-import { api, type Item, type ItemSearchResult, type SearchHit } from '../api.ts';
+import { ApiFailure, api, type Item, type ItemSearchResult, type SearchHit } from '../api.ts';
 import { DataTable, Form, RowButton } from '../table.tsx';
 import { Card, Field, Loading, PageHeader, Problem, Select, count, num, useAction, when } from '../ui.tsx';
 import { isAdmin, parseValue } from './common.tsx';
@@ -57,7 +57,19 @@ export function Catalog({ session }: PageProps) {
   const edit = useAction();
   const setActive = (it: SearchHit, active: boolean) =>
     edit.run(async () => {
-      const stored = await api<Item>('PATCH', `/console/api/items/${encodeURIComponent(it.id)}`, { active });
+      let stored: Item;
+      try {
+        stored = await api<Item>('PATCH', `/console/api/items/${encodeURIComponent(it.id)}`, { active });
+      } catch (e) {
+        // Deleted elsewhere since it was listed (the Core API, another tab): it leaves the list beside
+        // the refusal, as a rule's or a segment's row does (until 2026-12-08 it stayed listed under
+        // "No item …", its button refused at every press).
+        if (e instanceof ApiFailure && e.status === 404) {
+          setPages((p) => p.filter((x) => x.id !== it.id));
+          setResult((r) => r && { ...r, total: Math.max(0, r.total - 1) });
+        }
+        throw e;
+      }
       changes.current.made += 1;
       changes.current.items.set(stored.id, { at: changes.current.made, item: stored });
       setPages((p) => p.map((x) => (x.id === stored.id ? { ...x, ...stored } : x)));
