@@ -486,3 +486,27 @@ describe('an edit form open while its record is deleted elsewhere', () => {
     await learntOnFocus({ link: 'Synonyms & analytics', name: 'mug = cup', form: 'Edit synonym set mug = cup', notice: `Synonym set mug = cup (#${id})`, remove: () => gone(`/api/synonyms/${id}`) });
   });
 });
+
+describe('an edit form of a Draft experiment started elsewhere', () => {
+  it('says the Draft was started and its typed changes not sent, instead of closing the form in silence', async () => {
+    // Contexts of their own: one Running experiment per context.
+    const context = await created('/api/contexts', { name: 'checkout', description: '' });
+    const id = await created('/api/experiments', halves('blue button', context));
+    await created('/api/experiments', halves('green button', await created('/api/contexts', { name: 'cart', description: '' })));
+    await go(page, 'Overview', 'Overview');
+    await go(page, 'Experiments', 'Experiments');
+    await page.getByRole('button', { name: 'Edit blue button' }).click();
+    const form = page.getByRole('form', { name: 'Edit experiment blue button', exact: true });
+    await visible(form);
+    expect((await t.demo.platform('PATCH', `/api/experiments/${id}`, { status: 'Running' })).status).toBe(200);
+    // The list read again by a change made on the page: another Draft started.
+    await page.getByRole('button', { name: 'Start green button' }).click();
+    await visible(page.getByRole('region', { name: `blue button · context #${context} · Running` }));
+    // Was the form gone in silence, with what was typed in it.
+    await visible(page.getByRole('alert').filter({ hasText: 'blue button was started elsewhere (in another tab, or through the API) while its edit form was open' }));
+    expect(await form.count()).toBe(0);
+    await page.getByRole('button', { name: 'Dismiss' }).click();
+    await expect.poll(() => page.getByRole('alert').count()).toBe(0);
+    expect(problems).toEqual([]);
+  });
+});

@@ -186,6 +186,8 @@ export function Experiments({ session }: PageProps) {
       // Stopping ends it for good (a stopped experiment does not run again).
       if (status === 'Stopped' && !window.confirm(`Stop experiment ${x.name} (#${x.id})? It cannot be started again.`)) return;
       await thenReload(api('PATCH', `/api/experiments/${x.id}`, { status }), experiments.reload);
+      // Started here with its edit form open: the form closes (its changes unsent), not said to be done elsewhere.
+      edits.forget(x.id);
     });
 
   return (
@@ -206,6 +208,19 @@ export function Experiments({ session }: PageProps) {
                 <ChangedSince was={edits.editing.name} now={x.name} />
                 <DraftForm key={edits.key} e={x} segments={segments.data?.data ?? []} endpoints={eps} onSave={(fields) => update(x, fields)} onCancel={edits.close} />
               </>
+            ) : null}
+            {admin && x.status !== 'Draft' && edits.editing?.id === x.id ? (
+              // Started (or stopped) elsewhere while its edit form was open: the form, a Draft's only, is gone;
+              // said so, not closed in silence with what was typed (until 2026-12-08).
+              <div className="problem" role="alert">
+                <p>
+                  {x.name} was {x.status === 'Running' ? 'started' : 'stopped'} elsewhere (in another tab, or through the API) while its edit form was open: only a Draft is edited, and the changes
+                  typed there were not sent.
+                </p>
+                <button type="button" onClick={() => edits.forget(x.id)}>
+                  Dismiss
+                </button>
+              </div>
             ) : null}
             {admin && x.status === 'Draft' ? <ActionButton onClick={() => setStatus(x, 'Running')}>Start {x.name}</ActionButton> : null}
             {/* Shown while its form is open too: the focus goes back to it as the form closes (it fell to the page's start with the button). */}
