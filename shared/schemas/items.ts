@@ -4,14 +4,26 @@ import { documentAs, documentChecks } from './doc.ts';
 import { ItemNotFound } from '../domain/errors.ts';
 
 export const MAX_ITEMS_PER_REQUEST = 100;
-const MAX_METADATA_BYTES = 16_384;
+export const MAX_METADATA_BYTES = 16_384;
 
-const metadata = jsonObject.check(
-  z.refine((m) => Buffer.byteLength(JSON.stringify(m)) <= MAX_METADATA_BYTES, `metadata must serialise to at most ${MAX_METADATA_BYTES} bytes`),
-  z.superRefine((m, ctx) => {
-    // The item row nests metadata one level below its top.
-    for (const { key, message } of unstorableProperties(m, 1)) ctx.addIssue({ code: 'custom', path: [key], message });
-  }),
+/**
+ * An item's metadata, documented with what its refinements refuse (until 2026-12-08 the document
+ * said only "Any JSON value." of its values: a client checking it sent what is answered 400).
+ */
+const metadata = documentChecks(
+  jsonObject.check(
+    z.refine((m) => Buffer.byteLength(JSON.stringify(m)) <= MAX_METADATA_BYTES, `metadata must serialise to at most ${MAX_METADATA_BYTES} bytes`),
+    z.superRefine((m, ctx) => {
+      // The item row nests metadata one level below its top.
+      for (const { key, message } of unstorableProperties(m, 1)) ctx.addIssue({ code: 'custom', path: [key], message });
+    }),
+  ),
+  {
+    description:
+      `Any JSON object of at most 16 KiB (${MAX_METADATA_BYTES} bytes of UTF-8) serialised as JSON. What DynamoDB cannot store is refused (400 validation_error, ` +
+      'naming the property that holds it): numbers other than 0 must have a magnitude from 1e-130 to 9007199254740991 (send larger ones as strings), ' +
+      'objects and lists nest at most 31 levels deep, metadata itself counted (32 with the item that holds it), and no object key may be named constructor or __proto__.',
+  },
 );
 
 // Missing: "name is required" (a create); of another type: "name must be a string" (an update's name is optional, not required).

@@ -7,6 +7,7 @@ import { SESSION_COOKIE } from '../../shared/console-auth/session.ts';
 import { routeKey, routes, tableActions } from '../../shared/routes.ts';
 import { loadDeclared } from '../../shared/openapi/declared.ts';
 import { MAX_NAMED_FIELDS } from '../../shared/http/base.ts';
+import { MAX_METADATA_BYTES, updateItemBody } from '../../shared/schemas/items.ts';
 
 type Doc = { paths: Record<string, Record<string, { operationId?: string; security?: unknown[]; responses: Record<string, unknown> }>> };
 
@@ -207,6 +208,33 @@ describe('the OpenAPI document (docs/openapi.json)', () => {
       expect(Object.keys(at(method as string, path as string).responses), `${method} ${path}`).toContain('409');
     }
     for (const method of ['post', 'patch']) expect(Object.keys(at(method, '/v1/items/{item_id}').responses)).not.toContain('409');
+  });
+
+  it('states the limits of an item\'s metadata that the handlers enforce (until 2026-12-08 only "Any JSON value." of its values)', () => {
+    const doc = JSON.parse(committed) as { paths: Record<string, Record<string, any>> };
+    const body = (method: string, path: string) => doc.paths[path]?.[method].requestBody.content['application/json'].schema;
+    // The deepest metadata (objects within objects, metadata itself counted) the handler's schema takes.
+    const nested = (n: number): unknown => (n === 0 ? 1 : { a: nested(n - 1) });
+    let deepest = 1;
+    while (updateItemBody.safeParse({ metadata: nested(deepest + 1) }).success) deepest += 1;
+    // What it refuses at the bounds the description names.
+    const refused = (metadata: unknown) => !updateItemBody.safeParse({ metadata }).success;
+    expect([refused({ n: Number.MAX_SAFE_INTEGER }), refused({ n: Number.MAX_SAFE_INTEGER + 2 }), refused({ n: 1e-130 }), refused({ n: 1e-131 })]).toEqual([false, true, false, true]);
+    // (A key `__proto__` is refused before the schema, as the body is read: shared/http/base.ts.)
+    expect([refused(JSON.parse('{"constructor": 1}')), refused({ s: 'x'.repeat(MAX_METADATA_BYTES) })]).toEqual([true, true]);
+    const descriptions = [
+      body('post', '/v1/items/{item_id}').properties.metadata,
+      body('patch', '/v1/items/{item_id}').properties.metadata,
+      body('patch', '/console/api/items/{item_id}').properties.metadata,
+      ...body('post', '/v1/items').anyOf.map((s: any) => (s.items ?? s).properties.metadata),
+    ].map((m) => m.description as string | undefined);
+    expect(descriptions).toHaveLength(5);
+    for (const d of descriptions) {
+      expect(d).toContain(`${MAX_METADATA_BYTES} bytes`);
+      expect(d).toContain(`nest at most ${deepest} levels`);
+      expect(d).toContain(`from 1e-130 to ${Number.MAX_SAFE_INTEGER}`);
+      expect(d).toContain('constructor or __proto__');
+    }
   });
 
   it('has patterns every JSON Schema validator reads alike: the same strings match with and without the `u` flag', () => {

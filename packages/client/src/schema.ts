@@ -4764,6 +4764,7 @@ export interface operations {
                 "application/json": {
                     name?: string;
                     description?: string;
+                    /** @description Any JSON object of at most 16 KiB (16384 bytes of UTF-8) serialised as JSON. What DynamoDB cannot store is refused (400 validation_error, naming the property that holds it): numbers other than 0 must have a magnitude from 1e-130 to 9007199254740991 (send larger ones as strings), objects and lists nest at most 31 levels deep, metadata itself counted (32 with the item that holds it), and no object key may be named constructor or __proto__. */
                     metadata?: {
                         [key: string]: components["schemas"]["JsonValue"];
                     };
@@ -5441,12 +5442,14 @@ export interface operations {
                 "application/json": {
                     name: string;
                     description?: string;
+                    /** @description Any JSON object of at most 16 KiB (16384 bytes of UTF-8) serialised as JSON. What DynamoDB cannot store is refused (400 validation_error, naming the property that holds it): numbers other than 0 must have a magnitude from 1e-130 to 9007199254740991 (send larger ones as strings), objects and lists nest at most 31 levels deep, metadata itself counted (32 with the item that holds it), and no object key may be named constructor or __proto__. */
                     metadata?: {
                         [key: string]: components["schemas"]["JsonValue"];
                     };
                 } | {
                     name: string;
                     description?: string;
+                    /** @description Any JSON object of at most 16 KiB (16384 bytes of UTF-8) serialised as JSON. What DynamoDB cannot store is refused (400 validation_error, naming the property that holds it): numbers other than 0 must have a magnitude from 1e-130 to 9007199254740991 (send larger ones as strings), objects and lists nest at most 31 levels deep, metadata itself counted (32 with the item that holds it), and no object key may be named constructor or __proto__. */
                     metadata?: {
                         [key: string]: components["schemas"]["JsonValue"];
                     };
@@ -5588,6 +5591,7 @@ export interface operations {
                 "application/json": {
                     name?: string;
                     description?: string;
+                    /** @description Any JSON object of at most 16 KiB (16384 bytes of UTF-8) serialised as JSON. What DynamoDB cannot store is refused (400 validation_error, naming the property that holds it): numbers other than 0 must have a magnitude from 1e-130 to 9007199254740991 (send larger ones as strings), objects and lists nest at most 31 levels deep, metadata itself counted (32 with the item that holds it), and no object key may be named constructor or __proto__. */
                     metadata?: {
                         [key: string]: components["schemas"]["JsonValue"];
                     };
@@ -5690,6 +5694,7 @@ export interface operations {
                 "application/json": {
                     name?: string;
                     description?: string;
+                    /** @description Any JSON object of at most 16 KiB (16384 bytes of UTF-8) serialised as JSON. What DynamoDB cannot store is refused (400 validation_error, naming the property that holds it): numbers other than 0 must have a magnitude from 1e-130 to 9007199254740991 (send larger ones as strings), objects and lists nest at most 31 levels deep, metadata itself counted (32 with the item that holds it), and no object key may be named constructor or __proto__. */
                     metadata?: {
                         [key: string]: components["schemas"]["JsonValue"];
                     };
