@@ -6,7 +6,7 @@ import { displayName, intParam, oneLine } from '../schemas/common.ts';
 import { CORE_SCOPES, PLATFORM_SCOPES, type CoreScope, type PlatformScope } from '../routes.ts';
 import type { AuditEntry } from './console-records.ts';
 import type { ApiKeyRecord, ClientRecord, CredentialStore } from './credentials-types.ts';
-import { InvalidInput, NotFound, Unauthenticated } from './errors.ts';
+import { Conflict, InvalidInput, NotFound, Unauthenticated } from './errors.ts';
 import { platformList } from './present.ts';
 import { logger } from '../observability.ts';
 
@@ -108,27 +108,44 @@ export async function createTenant(store: CredentialStore, tenant: string, name 
   return rec;
 }
 
+/**
+ * Tries of a new client's or API key's random id: one a stored credential already has (the
+ * store's `client_exists` / `api_key_exists`) is no fault of the request, which is written under a
+ * new id. Until 2026-12-08 it was answered an undocumented 409 the caller could not fix. An 8-letter
+ * key prefix (36^8 of them) collides this many times in a row only when the ids are not random.
+ */
+export const NEW_ID_TRIES = 5;
+
+/** Whether `e` (a credential's write refused) is its id taken, with tries left: else it is thrown (past the tries, as a fault of the service: 500). */
+function tookNewId(e: unknown, code: 'client_exists' | 'api_key_exists', attempt: number): boolean {
+  if (!(e instanceof Conflict && e.code === code)) return false;
+  if (attempt < NEW_ID_TRIES) return true;
+  throw new Error(`${NEW_ID_TRIES} random ids in a row were taken (${code}): the id generator is not random`, { cause: e });
+}
+
 export async function createClient(store: CredentialStore, tenant: string, body: CreateClientBody, provisioner = localProvisioner, actor?: string) {
-  const { clientId, clientSecret } = await provisioner.provision(body.name, body.scopes);
-  const rec: ClientRecord = {
-    client_id: clientId,
-    tenant,
-    name: body.name,
-    scopes: body.scopes,
-    secret_hash: sha256Hex(clientSecret),
-    created: nowSeconds(),
-  };
-  try {
-    await store.putClient(rec, await credentialEntry(store, tenant, actor, 'create', `clients/${clientId}`, clientView(rec)));
-  } catch (e) {
-    // No mapping record, no client: an app client nobody can use must not linger in Cognito. If
-    // it cannot be removed either, say which, for an operator to delete (the request fails anyway).
-    await provisioner
-      .deprovision(clientId)
-      .catch((cause: unknown) => logger.error('an app client whose record could not be stored was not removed either', { client_id: clientId, cause: String(cause) }));
-    throw e;
+  for (let attempt = 1; ; attempt++) {
+    const { clientId, clientSecret } = await provisioner.provision(body.name, body.scopes);
+    const rec: ClientRecord = {
+      client_id: clientId,
+      tenant,
+      name: body.name,
+      scopes: body.scopes,
+      secret_hash: sha256Hex(clientSecret),
+      created: nowSeconds(),
+    };
+    try {
+      await store.putClient(rec, await credentialEntry(store, tenant, actor, 'create', `clients/${clientId}`, clientView(rec)));
+      return { ...clientView(rec), client_secret: clientSecret };
+    } catch (e) {
+      // No mapping record, no client: an app client nobody can use must not linger in Cognito. If
+      // it cannot be removed either, say which, for an operator to delete (the request fails anyway).
+      await provisioner
+        .deprovision(clientId)
+        .catch((cause: unknown) => logger.error('an app client whose record could not be stored was not removed either', { client_id: clientId, cause: String(cause) }));
+      if (!tookNewId(e, 'client_exists', attempt)) throw e;
+    }
   }
-  return { ...clientView(rec), client_secret: clientSecret };
 }
 
 export async function listClients(store: CredentialStore, tenant: string, q: PlatformListQuery) {
@@ -151,18 +168,24 @@ export async function deleteClient(store: CredentialStore, tenant: string, clien
 }
 
 export async function createApiKey(store: CredentialStore, tenant: string, body: CreateApiKeyBody, actor?: string) {
-  const { prefix, key } = newApiKey();
-  const rec: ApiKeyRecord = {
-    id: prefix,
-    tenant,
-    name: body.name,
-    environment: body.environment,
-    scopes: body.scopes,
-    key_hash: sha256Hex(key),
-    created: nowSeconds(),
-  };
-  await store.putApiKey(rec, await credentialEntry(store, tenant, actor, 'create', `api-keys/${rec.id}`, apiKeyView(rec)));
-  return { ...apiKeyView(rec), key };
+  for (let attempt = 1; ; attempt++) {
+    const { prefix, key } = newApiKey();
+    const rec: ApiKeyRecord = {
+      id: prefix,
+      tenant,
+      name: body.name,
+      environment: body.environment,
+      scopes: body.scopes,
+      key_hash: sha256Hex(key),
+      created: nowSeconds(),
+    };
+    try {
+      await store.putApiKey(rec, await credentialEntry(store, tenant, actor, 'create', `api-keys/${rec.id}`, apiKeyView(rec)));
+      return { ...apiKeyView(rec), key };
+    } catch (e) {
+      if (!tookNewId(e, 'api_key_exists', attempt)) throw e;
+    }
+  }
 }
 
 export async function listApiKeys(store: CredentialStore, tenant: string, q: PlatformListQuery) {

@@ -1,9 +1,23 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { sha256Hex } from '../../shared/auth/secrets.ts';
-import { authenticateApiKey, createApiKey, createClient } from '../../shared/domain/credentials.ts';
+import { newClientSecret, sha256Hex } from '../../shared/auth/secrets.ts';
+import { authenticateApiKey, createApiKey, createClient, NEW_ID_TRIES, type ClientProvisioner } from '../../shared/domain/credentials.ts';
 import { Conflict as ConflictError, InvalidInput } from '../../shared/domain/errors.ts';
 import { testTable, type TestTable } from '../helpers/table.ts';
+
+// API key prefixes a test makes newApiKey give next (a collision injected); random ones once they are used.
+const forcedPrefixes = vi.hoisted((): string[] => []);
+vi.mock('../../shared/auth/secrets.ts', async (importOriginal) => {
+  const real = await importOriginal<typeof import('../../shared/auth/secrets.ts')>();
+  return {
+    ...real,
+    newApiKey: () => {
+      const forced = forcedPrefixes.shift();
+      const k = real.newApiKey();
+      return forced === undefined ? k : { prefix: forced, key: k.key.replace(`svc_${k.prefix}_`, `svc_${forced}_`) };
+    },
+  };
+});
 
 let db: TestTable;
 beforeAll(async () => {
@@ -130,5 +144,62 @@ describe('credential reads', () => {
     expect(rows).toContain(sha256Hex(client.client_secret));
     // The key still authenticates from its hash alone.
     expect(await authenticateApiKey(s, created.key)).toMatchObject({ tenant: 'hashes', id: created.prefix });
+  });
+});
+
+describe("a new credential's random id that a stored one already has (no fault of the request)", () => {
+  it('creates the API key under a new prefix, not 409 api_key_exists; the stored key is left as it was', async () => {
+    const s = db.stores.credentials;
+    const taken = { id: 'taken001', tenant: 'other', name: 'theirs', environment: 'dev', scopes: ['admin' as const], key_hash: 'ff', created: 1 };
+    await s.putApiKey(taken);
+    forcedPrefixes.push('taken001', 'taken001');
+    const created = await createApiKey(s, 'collide', { name: 'mine', environment: 'dev', scopes: ['admin'] });
+    expect(forcedPrefixes).toEqual([]);
+    expect(created.prefix).not.toBe('taken001');
+    expect(created.key.startsWith(`svc_${created.prefix}_`)).toBe(true);
+    expect(await authenticateApiKey(s, created.key)).toMatchObject({ tenant: 'collide', name: 'mine' });
+    expect(await s.getApiKey('taken001')).toEqual(taken);
+    // One key, one audit entry (of the key written), for the tenant.
+    expect((await s.listApiKeys('collide', 10)).rows.map((k) => k.id)).toEqual([created.prefix]);
+    expect((await db.stores.console.auditPage('collide', `api-keys/${created.prefix}`, { limit: 10 })).rows.map((e) => e.action)).toEqual(['create']);
+    expect((await db.stores.console.auditPage('collide', 'api-keys/taken001', { limit: 10 })).rows).toEqual([]);
+  });
+
+  it('creates the client under a new id, the colliding app client removed; the stored client is left as it was', async () => {
+    const s = db.stores.credentials;
+    const taken = { client_id: 'takenclient', tenant: 'other', name: 'theirs', scopes: ['service-api/read' as const], secret_hash: 'ab', created: 1 };
+    await s.putClient(taken);
+    const ids = ['takenclient', 'freshclient'];
+    const provisioned: string[] = [];
+    const removed: string[] = [];
+    const provisioner: ClientProvisioner = {
+      provision: async () => {
+        const clientId = ids.shift() as string;
+        provisioned.push(clientId);
+        return { clientId, clientSecret: newClientSecret() };
+      },
+      deprovision: async (id) => {
+        removed.push(id);
+      },
+    };
+    const created = await createClient(s, 'collide', { name: 'mine', scopes: ['service-api/read'] }, provisioner);
+    expect(created.client_id).toBe('freshclient');
+    expect([provisioned, removed]).toEqual([['takenclient', 'freshclient'], ['takenclient']]);
+    expect(await s.getClient('takenclient')).toEqual(taken);
+    expect(await s.getClient('freshclient')).toMatchObject({ tenant: 'collide', name: 'mine', secret_hash: sha256Hex(created.client_secret) });
+  });
+
+  it(`gives up after ${NEW_ID_TRIES} taken ids in a row (ids that are not random: a fault of the service), with no 409`, async () => {
+    const s = db.stores.credentials;
+    await s.putApiKey({ id: 'taken002', tenant: 'other', name: 'theirs', environment: 'dev', scopes: ['admin'], key_hash: 'ff', created: 1 });
+    forcedPrefixes.push(...Array.from({ length: NEW_ID_TRIES }, () => 'taken002'));
+    const failed = await createApiKey(s, 'collide2', { name: 'mine', environment: 'dev', scopes: ['admin'] }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(forcedPrefixes).toEqual([]);
+    expect(failed).toBeInstanceOf(Error);
+    expect(failed).not.toBeInstanceOf(ConflictError);
+    expect((await s.listApiKeys('collide2', 10)).rows).toEqual([]);
   });
 });
