@@ -44,7 +44,7 @@ export const deadlineSignal = (): AbortSignal | undefined => scope.getStore();
 
 /**
  * Runs `fn` outside any request's deadline: for a write that only takes back what its own request
- * wrote (a failed search's analytics row, an event's attribution mark), which must land after
+ * wrote (a failed search's analytics row), which must land after
  * the deadline too, and for work shared by many requests (`GroupCommit`'s writes), which no one
  * request's deadline may refuse.
  */

@@ -7,7 +7,7 @@ import { addCount } from '../counts.ts';
 import { nonZero, type Condition } from './expressions.ts';
 import { serviceBusy } from './busy.ts';
 import { GroupCommit } from './group-commit.ts';
-import { applied, countEventOnce, EVENTS_PER_REQUEST_MAX, getRow, isNew, isStored, put, putAll, queryUpTo, remove, update, WRITE_BATCH } from './ops.ts';
+import { applied, countEventOnce, EVENTS_PER_REQUEST_MAX, getRow, isNew, isStored, put, putAll, queryUpTo, remove, update, WRITE_BATCH, type TransactWrite } from './ops.ts';
 
 /*
  * Experiment counting. A served request writes its exposure (found again by request_id when an
@@ -308,8 +308,8 @@ export function dynamoExposureStore(t: TableRef, opts: { eventsPerRequest?: numb
     attribute(tenant, x, event) {
       const convertedAt = `converted:${event.type}`;
       const userKey = ExperimentUser.key({ tenant, experiment: x.experimentId, user_id: x.userId });
-      // Counted on the request's exposure once; a failure below takes its mark back (and the
-      // user's first conversion, if this event made it), so that the ingest's retry counts it.
+      // Counted on the request's exposure once, in one transaction with the event's mark there
+      // (ops.ts countEventOnce): all of it written, or none, whatever cut the ingest off.
       return countEventOnce(t, Exposure.key({ tenant, request_id: x.requestId }), event, convertedAt, eventsPerRequest, async (firstForRequest) => {
         // The user's first conversion of the type: only on their row, if it is there. An erasure
         // deleted it (the exposure stays until it expires): the event counts for its request, the
@@ -317,27 +317,25 @@ export function dynamoExposureStore(t: TableRef, opts: { eventsPerRequest?: numb
         // Nor on a row of a membership begun after (or while) an erasure that came after this
         // request was served: the row names that erasure's end (or, written while it ran, its
         // start; written when the user's marker could not be read, the second before its first
-        // request). Until 2026-12-04 the new member counted.
-        let firstForUser = false;
-        await applied(async () => {
-          const old = await update(
-            t,
-            userKey,
-            { setIfAbsent: { [convertedAt]: event.created } },
-            { when: (w) => w.and(isStored(w), w.or(w.absent('erased_through'), w.cmp('erased_through', '<', x.servedAt))), returnValues: 'UPDATED_OLD' },
-          );
-          firstForUser = old?.[convertedAt] === undefined;
-        });
-        try {
-          await add(tenant, x.experimentId, x.variant, {
-            [EVENTS + event.type]: 1,
-            [CONVERTED_REQUESTS + event.type]: firstForRequest ? 1 : 0,
-            [CONVERTED_USERS + event.type]: firstForUser ? 1 : 0,
+        // request). Until 2026-12-04 the new member counted. Read here, held by the write's
+        // condition: a change meanwhile refuses the transaction, and countEventOnce reads again.
+        const user = await getRow(t, userKey, { consistent: true });
+        const erasedAfter = user?.erased_through !== undefined && !(Number(user.erased_through) < x.servedAt);
+        const firstForUser = user !== undefined && !erasedAfter && user[convertedAt] === undefined;
+        const counts = {
+          [EVENTS + event.type]: 1,
+          ...(firstForRequest ? { [CONVERTED_REQUESTS + event.type]: 1 } : {}),
+          ...(firstForUser ? { [CONVERTED_USERS + event.type]: 1 } : {}),
+        };
+        const writes: TransactWrite[] = [{ update: ExperimentTotals.key({ tenant, experiment: x.experimentId, shard: shard(), variant: x.variant }), change: { add: counts } }];
+        if (firstForUser) {
+          writes.push({
+            update: userKey,
+            change: { setIfAbsent: { [convertedAt]: event.created } },
+            when: (w) => w.and(isStored(w), w.absent(convertedAt), w.or(w.absent('erased_through'), w.cmp('erased_through', '<', x.servedAt))),
           });
-        } catch (e) {
-          if (firstForUser) await applied(() => update(t, userKey, { remove: [convertedAt] }, { when: (w) => w.eq(convertedAt, event.created) })).catch(() => undefined);
-          throw e;
         }
+        return writes;
       });
     },
 

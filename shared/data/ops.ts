@@ -1,7 +1,6 @@
 import { DeleteCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException, TransactionCanceledException, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
-import { outsideDeadline } from '../deadline.ts';
 import { withRetry } from '../retry.ts';
 import { LeftUnprocessed, onlyForNow } from './busy.ts';
 import type { TableRef } from './client.ts';
@@ -387,12 +386,25 @@ export const isStored: Condition = (x) => x.exists(TABLE_SCHEMA.partitionKey);
  */
 export const EVENTS_PER_REQUEST_MAX = 1_000;
 
+/** Tries of `countEventOnce` whose writes a write of the same rows meanwhile refused (the request's row or a row its counts read changed between its read and its write). */
+export const COUNT_EVENT_TRIES = 5;
+
 /**
- * `markEventOnce`, then what the event counts for (`count`, told whether it was the row's first
- * under `firstAttr`): whether it counted now. When `count` fails (a throttled write, the
- * request's deadline), the mark is taken back before the error goes on, so that the ingest's
- * retry counts the event then; until 2026-12-04 the mark stayed, and the retry counted nothing.
- * A failure to take it back too leaves the event uncounted (logged by the caller's error).
+ * Records an attributed event on the row of the request it names (an experiment exposure, a
+ * search), once, and what it counts for, in one TransactWriteItems: the event's id marked on the
+ * row is the guard, so that a retried ingest counts nothing new, and the mark and the counts are
+ * written together or not at all. Until 2026-12-08 the mark and the counts were two writes, the
+ * mark taken back when the counts' write failed: a counts' write cut off at the request's deadline
+ * (shared/deadline.ts) that DynamoDB had applied all the same lost its mark, and the ingest's
+ * retry counted the event again.
+ *
+ * The row is read first (strongly consistent): `false` when the event is marked on it already,
+ * the row is gone, or `cap` events are marked on it (each mark makes the row longer, and past
+ * DynamoDB's 400 KB a write of it fails; the row counts its marks in `marked`). Else `counts` is
+ * told whether the event is the row's first under `firstAttr` (the row keeps that event's time
+ * there) and gives the writes of what it counts for; the mark's condition holds the row to what
+ * was read, and a write refused by a change meanwhile (another event of the request, a row that
+ * `counts` read) is tried again from the read, up to COUNT_EVENT_TRIES times. `true`: it counted now.
  */
 export async function countEventOnce(
   t: TableRef,
@@ -400,42 +412,29 @@ export async function countEventOnce(
   event: { id: number; type: string; created: number },
   firstAttr: string,
   cap: number | undefined,
-  count: (first: boolean) => Promise<void>,
+  counts: (first: boolean) => Promise<readonly TransactWrite[]>,
 ): Promise<boolean> {
-  const { counted, first } = await markEventOnce(t, key, event, firstAttr, cap);
-  if (!counted) return false;
-  try {
-    await count(first);
-  } catch (e) {
-    const mark = `event:${event.id}`;
-    // Outside the request's deadline: a count refused at it is taken back all the same (it was not).
-    await outsideDeadline(() =>
-      applied(() => update(t, key, { remove: [mark, ...(first ? [firstAttr] : [])], ...(cap !== undefined ? { add: { marked: -1 } } : {}) }, { when: (x) => x.and(isStored(x), x.exists(mark)) })),
-    ).catch(() => undefined);
-    throw e;
+  const mark = `event:${event.id}`;
+  for (let attempt = 1; ; attempt++) {
+    const row = await getRow(t, key, { consistent: true });
+    if (!row || row[mark] !== undefined || (cap !== undefined && Number(row.marked ?? 0) >= cap)) return false;
+    const first = row[firstAttr] === undefined;
+    const marking: TransactWrite = {
+      update: key,
+      change: { set: { [mark]: event.type }, setIfAbsent: { [firstAttr]: event.created }, ...(cap !== undefined ? { add: { marked: 1 } } : {}) },
+      when: (x) => x.and(isStored(x), x.absent(mark), first ? x.absent(firstAttr) : x.exists(firstAttr), ...(cap !== undefined ? [x.or(x.absent('marked'), x.cmp('marked', '<', cap))] : [])),
+    };
+    try {
+      await transact(t, [marking, ...(await counts(first))]);
+      return true;
+    } catch (e) {
+      if (attempt >= COUNT_EVENT_TRIES || !(isConditionFailure(e) || cancelledByCondition(e))) throw e;
+    }
   }
-  return true;
 }
 
-/**
- * Records an attributed event on the row of the request it names (an experiment exposure, a
- * search), once: its id on the row is the guard, so a retried ingest counts nothing new.
- * `counted`: it counted now (false when it had before, or the row is gone, or `cap` events are
- * marked on it already); `first`: it is the row's first event under `firstAttr` (the row keeps
- * that event's time there). With `cap`, the row counts its marks (`marked`) and takes no more
- * than that many: each mark makes the row longer, and past DynamoDB's 400 KB a write of it fails.
- */
-async function markEventOnce(t: TableRef, key: Row, event: { id: number; type: string; created: number }, firstAttr: string, cap?: number): Promise<{ counted: boolean; first: boolean }> {
-  let first = false;
-  const mark = `event:${event.id}`;
-  const counted = await applied(async () => {
-    const old = await update(
-      t,
-      key,
-      { set: { [mark]: event.type }, setIfAbsent: { [firstAttr]: event.created }, ...(cap !== undefined ? { add: { marked: 1 } } : {}) },
-      { when: (x) => x.and(isStored(x), x.absent(mark), ...(cap !== undefined ? [x.or(x.absent('marked'), x.cmp('marked', '<', cap))] : [])), returnValues: 'UPDATED_OLD' },
-    );
-    first = old?.[firstAttr] === undefined;
-  });
-  return { counted, first };
+/** Whether a TransactWriteItems was cancelled by a write's condition other than its first (`transact` throws the first's as ConditionalCheckFailedException). */
+function cancelledByCondition(e: unknown): boolean {
+  const reasons = e instanceof TransactionCanceledException || (e instanceof Error && e.name === 'TransactionCanceledException') ? (e as TransactionCanceledException).CancellationReasons : undefined;
+  return (reasons ?? []).some((r) => r.Code === 'ConditionalCheckFailed' || r.Code === 'TransactionConflict');
 }

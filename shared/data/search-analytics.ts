@@ -7,7 +7,7 @@ import { SEARCH_COUNTER_SHARDS, SearchCounters, SearchFold, SearchRequest } from
 import { prefixEnd } from './entity.ts';
 import { type Condition, nonZero } from './expressions.ts';
 import { GroupCommit } from './group-commit.ts';
-import { applied, countEventOnce, EVENTS_PER_REQUEST_MAX, getRow, isStored, putAll, queryPage, refine, remove, update, WRITE_BATCH, type QueryInput, type Row } from './ops.ts';
+import { applied, countEventOnce, EVENTS_PER_REQUEST_MAX, getRow, isStored, putAll, queryPage, refine, remove, update, WRITE_BATCH, type QueryInput, type Row, type TransactWrite } from './ops.ts';
 
 /*
  * Search analytics storage. A search writes one row, nothing more: by request_id (for
@@ -84,6 +84,11 @@ async function foldPoint(t: TableRef, tenant: string): Promise<number> {
 }
 
 /** Adds to a (day, query) counters row: `shard` and `when` for a fold's addition, else a random shard. */
+/** The write adding an attributed event's `counts` (none zero) to a shard of its day's and query's counters, for a transaction (`countEventOnce`). */
+function countsWrite(tenant: string, day: string, query: string, counts: Record<string, number>): TransactWrite {
+  return { update: SearchCounters.key({ tenant, shard: randomShard(), day, query }), change: { add: counts, set: { ttl: counterTtl(day) } } };
+}
+
 async function addCounts(t: TableRef, tenant: string, day: string, query: string, counts: Record<string, number>, fold?: { shard: number; to: number }): Promise<boolean> {
   const a = nonZero(counts);
   if (!a) return false;
@@ -185,9 +190,10 @@ export function dynamoSearchLogStore(t: TableRef, opts: { eventsPerRequest?: num
     },
 
     attribute: (tenant, s, event) =>
-      countEventOnce(t, SearchRequest.key({ tenant, request_id: s.requestId }), event, `first:${event.type}`, eventsPerRequest, async (first) => {
-        await addCounts(t, tenant, s.day, s.query, { [EVENTS + event.type]: 1, [WITH + event.type]: first ? 1 : 0 });
-      }),
+      // The counters' write goes with the event's mark on the search's row (one transaction).
+      countEventOnce(t, SearchRequest.key({ tenant, request_id: s.requestId }), event, `first:${event.type}`, eventsPerRequest, async (first) => [
+        countsWrite(tenant, s.day, s.query, { [EVENTS + event.type]: 1, ...(first ? { [WITH + event.type]: 1 } : {}) }),
+      ]),
 
     async fold(tenant, upTo, budgetMs) {
       const end = Math.floor(upTo / FOLD_SECONDS) * FOLD_SECONDS;

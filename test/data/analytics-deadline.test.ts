@@ -10,7 +10,9 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { FolderBlobStore } from '../../shared/blob.ts';
 import { dayOf } from '../../shared/clock.ts';
 import { controlDepsOf } from '../../shared/control/deps.ts';
-import { deadlineSignal, outsideDeadline, withinDeadline } from '../../shared/deadline.ts';
+import { DeadlinePassed, deadlineSignal, outsideDeadline, withinDeadline } from '../../shared/deadline.ts';
+import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import type { ExposureRecord } from '../../shared/control/exposures.ts';
 import { dynamoExposureStore } from '../../shared/data/experiments.ts';
 import { dynamoSearchLogStore, dynamoSearchRecorder } from '../../shared/data/search-analytics.ts';
 import type { TableRef } from '../../shared/data/client.ts';
@@ -106,32 +108,73 @@ describe('group commit of search rows', () => {
   });
 });
 
-describe("an attributed event whose counters write outlives the ingest's deadline", () => {
-  it("counts on the ingest's retry (ops.ts countEventOnce: 'When count fails (a throttled write, the request's deadline), the mark is taken back')", async () => {
-    const T = 'attr-deadline';
+/**
+ * The table of a store whose first write to a counters row (`counters`: a key's pk holds it), as
+ * one UpdateItem or within a TransactWriteItems, is cut off at the ingest's deadline: DynamoDB
+ * `applied` it (the answer lost to the deadline), or did not.
+ */
+function cutOffAtCounters(counters: string, appliedFirst: boolean): TableRef {
+  let cut = false;
+  const cutOff = async <T>(names: unknown, send: () => Promise<T>): Promise<T> => {
+    if (cut || !JSON.stringify(names).includes(counters)) return send();
+    cut = true;
+    if (appliedFirst) await send();
+    throw new DeadlinePassed();
+  };
+  const signed = new Proxy(db.table.signed, {
+    get(target, prop, receiver) {
+      const v = Reflect.get(target, prop, receiver);
+      if (prop !== 'updateItem') return typeof v === 'function' ? v.bind(target) : v;
+      return (params: { Key: unknown }, signal?: AbortSignal) => cutOff(params.Key, () => (v as (p: unknown, s?: AbortSignal) => Promise<unknown>).call(target, params, signal));
+    },
+  }) as TableRef['signed'];
+  const doc = new Proxy(db.table.doc, {
+    get(target, prop, receiver) {
+      const v = Reflect.get(target, prop, receiver);
+      if (prop !== 'send') return typeof v === 'function' ? v.bind(target) : v;
+      return (command: { input: unknown }, options?: unknown) =>
+        cutOff(command instanceof TransactWriteCommand ? command.input.TransactItems?.map((i) => i.Update?.Key) : undefined, () =>
+          (v as (c: unknown, o?: unknown) => Promise<unknown>).call(target, command, options),
+        );
+    },
+  }) as TableRef['doc'];
+  return { ...db.table, signed, doc };
+}
+
+describe("an attributed event whose counts' write is cut off at the ingest's deadline", () => {
+  // Until 2026-12-08 the mark and the counts were two writes, the mark taken back when the counts'
+  // write failed: counts DynamoDB had applied lost their mark, and the retry counted them again.
+  it.each([
+    ['applied the counts', true],
+    ['wrote nothing', false],
+  ])('is counted exactly once in search analytics after the retry, when DynamoDB %s', async (_, appliedFirst) => {
+    const T = `attr-cut-${appliedFirst}`;
     const store = dynamoSearchLogStore(db.table);
-    // The counters' UpdateItem is slow once (throttled, the SDK backing off) and lands past the deadline.
-    let slowed = false;
-    const signed = new Proxy(db.table.signed, {
-      get(target, prop, receiver) {
-        const v = Reflect.get(target, prop, receiver);
-        if (prop !== 'updateItem') return typeof v === 'function' ? v.bind(target) : v;
-        return async (params: { Key: Record<string, { S?: string }> }, signal?: AbortSignal) => {
-          if (!slowed && String(params.Key.pk?.S).includes('#SRCHAGG#')) {
-            slowed = true;
-            await sleep(150);
-          }
-          return (v as (p: unknown, s?: AbortSignal) => Promise<unknown>).call(target, params, signal);
-        };
-      },
-    }) as TableRef['signed'];
-    const slow = dynamoSearchLogStore({ ...db.table, signed });
+    const cut = dynamoSearchLogStore(cutOffAtCounters('#SRCHAGG#', appliedFirst));
     await store.record(T, { requestId: 'r1', query: 'red shoe', day: DAY1, servedAt: T0 + 10 });
     const ev = [storedEvent(1, 'r1', T0 + 20)];
-    // The ingest is answered 503 at its deadline; the client retries it.
-    await expect(withinDeadline(50, () => attributeSearchEvents(slow, T, ev))).rejects.toThrow();
+    // The ingest is answered 503 at its deadline; the client retries it (and once more).
+    await expect(attributeSearchEvents(cut, T, ev)).rejects.toThrow(DeadlinePassed);
+    await attributeSearchEvents(store, T, ev);
     await attributeSearchEvents(store, T, ev);
     const { byQuery } = await store.counts(T, DAY1, DAY1, 1_000);
     expect(byQuery.get('red shoe')).toMatchObject({ events: { click: 1 }, searches_with: { click: 1 } });
+  });
+
+  it.each([
+    ['applied the counts', true],
+    ['wrote nothing', false],
+  ])("is counted exactly once in its experiment's results after the retry, when DynamoDB %s", async (_, appliedFirst) => {
+    const T = `attr-cut-exp-${appliedFirst}`;
+    const store = dynamoExposureStore(db.table);
+    const cut = dynamoExposureStore(cutOffAtCounters('#EXPAGG#', appliedFirst));
+    await store.recordExposure(T, { requestId: 'x1', experimentId: 3, variant: 0, userId: 'u1', servedAt: T0 + 10, windowSeconds: 600 });
+    const x = (await store.exposure(T, 'x1')) as ExposureRecord;
+    const event = { id: 7, type: 'purchase', created: T0 + 20 };
+    await expect(cut.attribute(T, x, event)).rejects.toThrow(DeadlinePassed);
+    await store.attribute(T, x, event);
+    await store.attribute(T, x, event);
+    const v = (await store.totals(T, 3)).get(0);
+    expect(v).toMatchObject({ requests: 1, users: 1, events: { purchase: 1 }, requestsWith: { purchase: 1 }, usersWith: { purchase: 1 } });
   });
 });

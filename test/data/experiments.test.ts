@@ -431,7 +431,8 @@ describe('experiment exposures', () => {
     const flaky = dynamoExposureStore(updateFailingOnce(db.table, '#EXPAGG#'));
     const x = (await store.exposure('mr7', 'r0')) as ExposureRecord;
     await expect(flaky.attribute('mr7', x, { id: 5, type: 'buy', created: 1001 })).rejects.toThrow('throttled');
-    // The retry counts it (until 2026-12-04 its mark stayed, and it counted nothing); once.
+    // The retry counts it (until 2026-12-04 its mark stayed, and it counted nothing; since 2026-12-08
+    // the mark is written with the counts, in one transaction); once.
     expect(await flaky.attribute('mr7', x, { id: 5, type: 'buy', created: 1001 })).toBe(true);
     expect(await flaky.attribute('mr7', x, { id: 5, type: 'buy', created: 1001 })).toBe(false);
     expect((await store.totals('mr7', 1)).get(0)).toMatchObject({ requests: 1, users: 1, events: { buy: 1 }, requestsWith: { buy: 1 }, usersWith: { buy: 1 } });

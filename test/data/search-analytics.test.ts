@@ -205,13 +205,13 @@ describe('search analytics: events attributed to searches', () => {
 });
 
 describe('an event whose counters could not be added', () => {
-  it("counts when the ingest is retried: its mark on the search's row is taken back with the failure", async () => {
+  it("counts when the ingest is retried: its mark on the search's row is written with its counts or not at all (ops.ts countEventOnce)", async () => {
     const T = 'lost-event';
     const store = dynamoSearchLogStore(db.table);
     const flaky = dynamoSearchLogStore(updateFailingOnce(db.table, '#SRCHAGG#'));
     await store.record(T, { requestId: 'r1', query: 'red shoe', day: DAY1, servedAt: T0 + 10 });
     const ev = [storedEvent(1, 'r1', T0 + 20)];
-    // The ingest fails (500) after the mark was written; the client retries under its Idempotency-Key.
+    // The ingest fails (500) at the counts' write; the client retries under its Idempotency-Key.
     await expect(attributeSearchEvents(flaky, T, ev)).rejects.toThrow('throttled');
     await attributeSearchEvents(flaky, T, ev);
     await attributeSearchEvents(flaky, T, ev);

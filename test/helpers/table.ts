@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { closeTable, makeTable, type TableRef } from '../../shared/data/client.ts';
 import { storesFor, type Stores } from '../../shared/data/index.ts';
 import { assertLocalEndpoint, ensureTable, startDynalite } from '../../local/dynamo.ts';
@@ -50,16 +51,33 @@ export function interceptSigned<P>(table: TableRef, op: string, intercept: (para
 }
 
 /**
- * `table` whose next UpdateItem on a key whose partition key holds `pkPart` fails, once, as a
- * throttled write that the SDK gave up retrying would (then calls go through).
+ * `table` whose next UpdateItem on a key whose partition key holds `pkPart`, alone or within a
+ * TransactWriteItems (an attributed event's mark and counts, ops.ts countEventOnce), fails, once,
+ * as a throttled write that the SDK gave up retrying would (then calls go through).
  */
 export function updateFailingOnce(table: TableRef, pkPart: string): TableRef {
   let failed = false;
-  return interceptSigned<{ Key: Record<string, { S?: string }> }>(table, 'updateItem', async (params, call) => {
-    if (!failed && String(params.Key.pk?.S).includes(pkPart)) {
+  const failOnce = (pks: unknown[], call: () => Promise<unknown>) => {
+    if (!failed && pks.some((pk) => String(pk).includes(pkPart))) {
       failed = true;
       throw Object.assign(new Error('throttled'), { name: 'ProvisionedThroughputExceededException' });
     }
     return call();
-  });
+  };
+  const signed = interceptSigned<{ Key: Record<string, { S?: string }> }>(table, 'updateItem', async (params, call) => failOnce([params.Key.pk?.S], call));
+  const doc = new Proxy(table.doc, {
+    get(target, prop, receiver) {
+      const v = Reflect.get(target, prop, receiver);
+      if (prop !== 'send') return typeof v === 'function' ? v.bind(target) : v;
+      return async (command: unknown, options?: unknown) => {
+        const send = () => (v as (c: unknown, o?: unknown) => Promise<unknown>).call(target, command, options);
+        if (!(command instanceof TransactWriteCommand)) return send();
+        return failOnce(
+          (command.input.TransactItems ?? []).map((i) => i.Update?.Key?.pk),
+          send,
+        );
+      };
+    },
+  }) as TableRef['doc'];
+  return { ...signed, doc };
 }
