@@ -386,8 +386,12 @@ export const isStored: Condition = (x) => x.exists(TABLE_SCHEMA.partitionKey);
  */
 export const EVENTS_PER_REQUEST_MAX = 1_000;
 
-/** Tries of `countEventOnce` whose writes a write of the same rows meanwhile refused (the request's row or a row its counts read changed between its read and its write). */
-export const COUNT_EVENT_TRIES = 5;
+/**
+ * `countEventOnce`'s tries when a write of the same rows meanwhile refused its transaction (the
+ * request's row or a row its counts read changed between its read and its write: clicks on one
+ * cached page, ingested at once), each from a new read, TRANSACTION_RETRY's delays between them.
+ */
+const COUNT_EVENT_RETRY = TRANSACTION_RETRY;
 
 /**
  * Records an attributed event on the row of the request it names (an experiment exposure, a
@@ -404,7 +408,7 @@ export const COUNT_EVENT_TRIES = 5;
  * told whether the event is the row's first under `firstAttr` (the row keeps that event's time
  * there) and gives the writes of what it counts for; the mark's condition holds the row to what
  * was read, and a write refused by a change meanwhile (another event of the request, a row that
- * `counts` read) is tried again from the read, up to COUNT_EVENT_TRIES times. `true`: it counted now.
+ * `counts` read) is tried again from the read (COUNT_EVENT_RETRY). `true`: it counted now.
  */
 export async function countEventOnce(
   t: TableRef,
@@ -415,9 +419,9 @@ export async function countEventOnce(
   counts: (first: boolean) => Promise<readonly TransactWrite[]>,
 ): Promise<boolean> {
   const mark = `event:${event.id}`;
-  for (let attempt = 1; ; attempt++) {
+  return withRetry<boolean>(COUNT_EVENT_RETRY, async () => {
     const row = await getRow(t, key, { consistent: true });
-    if (!row || row[mark] !== undefined || (cap !== undefined && Number(row.marked ?? 0) >= cap)) return false;
+    if (!row || row[mark] !== undefined || (cap !== undefined && Number(row.marked ?? 0) >= cap)) return { value: false };
     const first = row[firstAttr] === undefined;
     const marking: TransactWrite = {
       update: key,
@@ -426,11 +430,12 @@ export async function countEventOnce(
     };
     try {
       await transact(t, [marking, ...(await counts(first))]);
-      return true;
+      return { value: true };
     } catch (e) {
-      if (attempt >= COUNT_EVENT_TRIES || !(isConditionFailure(e) || cancelledByCondition(e))) throw e;
+      if (isConditionFailure(e) || cancelledByCondition(e)) return { failure: e, retryable: true };
+      throw e;
     }
-  }
+  });
 }
 
 /** Whether a TransactWriteItems was cancelled by a write's condition other than its first (`transact` throws the first's as ConditionalCheckFailedException). */

@@ -220,6 +220,19 @@ describe('an event whose counters could not be added', () => {
   });
 });
 
+describe('events of one search ingested at once', () => {
+  it("each count once, and the search once for having one, however their transactions meet on the search's row (ops.ts countEventOnce tries again from a new read)", async () => {
+    const T = 'at-once';
+    await store.record(T, { requestId: 'r1', query: 'tent', day: DAY1, servedAt: T0 + 10 });
+    // Separate ingests (one event each, a click and a purchase apart), all at once, then one of them again.
+    const events = Array.from({ length: 12 }, (_, i) => storedEvent(100 + i, 'r1', T0 + 20 + i, { type: i % 3 === 0 ? 'purchase' : 'click' }));
+    await Promise.all(events.map((e) => attributeSearchEvents(dynamoSearchLogStore(db.table), T, [e])));
+    await attributeSearchEvents(store, T, events);
+    const { byQuery } = await store.counts(T, DAY1, DAY1, 1_000);
+    expect(byQuery.get('tent')).toMatchObject({ events: { click: 8, purchase: 4 }, searches_with: { click: 1, purchase: 1 } });
+  });
+});
+
 describe('a search that fails once recorded', () => {
   it('is not counted (it was not served; its retry is a search of its own)', async () => {
     const T = 'failed-search';
