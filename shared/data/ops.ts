@@ -1,5 +1,5 @@
 import { DeleteCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { ConditionalCheckFailedException, TransactionCanceledException, type AttributeValue } from '@aws-sdk/client-dynamodb';
+import { ConditionalCheckFailedException, TransactionCanceledException, TransactionConflictException, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { withRetry } from '../retry.ts';
 import { LeftUnprocessed, onlyForNow } from './busy.ts';
@@ -419,7 +419,7 @@ export async function countEventOnce(
   counts: (first: boolean) => Promise<readonly TransactWrite[]>,
 ): Promise<boolean> {
   const mark = `event:${event.id}`;
-  return withRetry<boolean>(COUNT_EVENT_RETRY, async () => {
+  const tries = withRetry<boolean>(COUNT_EVENT_RETRY, async () => {
     const row = await getRow(t, key, { consistent: true });
     if (!row || row[mark] !== undefined || (cap !== undefined && Number(row.marked ?? 0) >= cap)) return { value: false };
     const first = row[firstAttr] === undefined;
@@ -435,6 +435,13 @@ export async function countEventOnce(
       if (isConditionFailure(e) || cancelledByCondition(e)) return { failure: e, retryable: true };
       throw e;
     }
+  });
+  // Every try refused by a change meanwhile (the request's row, or one its counts read, busy with
+  // other events): nothing was written, and the ingest's retry counts the event. Thrown as the
+  // conflict it is, a 503 to retry (busy.ts), not the condition failure (a 500, as if unexpected).
+  return tries.catch((e: unknown) => {
+    if (isConditionFailure(e) || cancelledByCondition(e)) throw new TransactionConflictException({ message: `The row of the request kept changing: event ${event.id} not counted yet`, $metadata: {} });
+    throw e;
   });
 }
 

@@ -1,7 +1,9 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { statusOf } from '../../shared/http/error-mapping.ts';
 import type { TableRef } from '../../shared/data/client.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FolderBlobStore } from '../../shared/blob.ts';
@@ -231,6 +233,37 @@ describe('events of one search ingested at once', () => {
     const { byQuery } = await store.counts(T, DAY1, DAY1, 1_000);
     expect(byQuery.get('tent')).toMatchObject({ events: { click: 8, purchase: 4 }, searches_with: { click: 1, purchase: 1 } });
   });
+});
+
+describe("an event whose search's row keeps changing under its every try", () => {
+  it('is answered 503 to retry, not a 500, having written nothing, and counts once on the retry (ops.ts countEventOnce)', async () => {
+    const T = 'kept-changing';
+    await store.record(T, { requestId: 'r1', query: 'lamp', day: DAY1, servedAt: T0 + 10 });
+    // Every transaction of the event meets another on the search's row (events of a cached page ingested at once).
+    const doc = new Proxy(db.table.doc, {
+      get(target, prop, receiver) {
+        const v = Reflect.get(target, prop, receiver);
+        if (prop !== 'send') return typeof v === 'function' ? v.bind(target) : v;
+        return async (command: unknown, options?: unknown) => {
+          if (command instanceof TransactWriteCommand) {
+            throw new TransactionCanceledException({ message: 'Transaction cancelled', $metadata: {}, CancellationReasons: [{ Code: 'TransactionConflict' }, { Code: 'None' }] });
+          }
+          return (v as (c: unknown, o?: unknown) => Promise<unknown>).call(target, command, options);
+        };
+      },
+    }) as TableRef['doc'];
+    const busy = dynamoSearchLogStore({ ...db.table, doc });
+    const ev = [storedEvent(1, 'r1', T0 + 20)];
+    const failure = await attributeSearchEvents(busy, T, ev).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(failure).toBeInstanceOf(Error);
+    expect(statusOf(failure)).toBe(503);
+    await attributeSearchEvents(store, T, ev);
+    const { byQuery } = await store.counts(T, DAY1, DAY1, 1_000);
+    expect(byQuery.get('lamp')).toMatchObject({ events: { click: 1 }, searches_with: { click: 1 } });
+  }, 30_000);
 });
 
 describe('a search that fails once recorded', () => {
