@@ -1,4 +1,4 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DeleteCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
@@ -16,7 +16,7 @@ import { dynamoSearchLogStore } from '../../shared/data/search-analytics.ts';
 import { dayOf } from '../../shared/clock.ts';
 import { attributeSearchEvents, FOLD_LAG_SECONDS, foldSearchCounts, type SearchLogStore } from '../../shared/search/analytics.ts';
 import { storedEvent } from '../helpers/fixtures.ts';
-import { testTable, updateFailingOnce, type TestTable } from '../helpers/table.ts';
+import { interceptSigned, testTable, updateFailingOnce, type TestTable } from '../helpers/table.ts';
 
 let db: TestTable;
 let store: SearchLogStore;
@@ -264,6 +264,38 @@ describe("an event whose search's row keeps changing under its every try", () =>
     const { byQuery } = await store.counts(T, DAY1, DAY1, 1_000);
     expect(byQuery.get('lamp')).toMatchObject({ events: { click: 1 }, searches_with: { click: 1 } });
   }, 30_000);
+});
+
+describe("an ingest's cost in search analytics", () => {
+  it('is what docs/api.md says: a GetItem per distinct request_id, then per attributed event a consistent GetItem of its row and one TransactWriteItems of two writes', async () => {
+    const T = 'ingest-cost';
+    await store.record(T, { requestId: 'r1', query: 'desk', day: DAY1, servedAt: T0 + 10 });
+    const reads: boolean[] = [];
+    const transactions: number[] = [];
+    const counted = interceptSigned<{ ConsistentRead?: boolean }>(db.table, 'getItem', async (params, call) => {
+      reads.push(params.ConsistentRead === true);
+      return call();
+    });
+    const doc = new Proxy(db.table.doc, {
+      get(target, prop, receiver) {
+        const v = Reflect.get(target, prop, receiver);
+        if (prop !== 'send') return typeof v === 'function' ? v.bind(target) : v;
+        return async (command: unknown, options?: unknown) => {
+          if (command instanceof TransactWriteCommand) transactions.push(command.input.TransactItems?.length ?? 0);
+          return (v as (c: unknown, o?: unknown) => Promise<unknown>).call(target, command, options);
+        };
+      },
+    }) as TableRef['doc'];
+    const measured = dynamoSearchLogStore({ ...counted, doc });
+    await attributeSearchEvents(measured, T, [storedEvent(1, 'r1', T0 + 20), storedEvent(2, 'r1', T0 + 21, { type: 'purchase' })]);
+    // The request's row read once for the batch, then once per event (each read consistent).
+    expect(reads).toEqual([true, true, true]);
+    expect(transactions).toEqual([2, 2]);
+    const doc_ = readFileSync(join(import.meta.dirname, '../../docs/api.md'), 'utf8').replace(/\s+/g, ' ');
+    expect(doc_).toContain(
+      "Ingest reads each distinct request_id of a batch once (GetItem; the experiments' attribution does the same), then, per attributed event, its row again (a consistent GetItem; in an experiment the user's row too) and writes its mark and its counts in one TransactWriteItems (two writes, three with a user's first conversion; DynamoDB bills a transaction's writes twice).",
+    );
+  });
 });
 
 describe('a search that fails once recorded', () => {
