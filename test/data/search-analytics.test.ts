@@ -204,6 +204,17 @@ describe('search analytics: events attributed to searches', () => {
     expect(await attributeSearchEvents(capped, T, [event(999, 'cached', T0 + 30)])).toBe(0);
     expect(await countsOf(T, 'guest page')).toMatchObject({ searches: 1, events: { click: cap }, searches_with: { click: 1 } });
   });
+
+  it("counts no more than the bound when the events come in ingests at once, each having read the search's row under it (ops.ts countEventOnce: the mark's condition holds the bound)", async () => {
+    const T = `attr-cap-at-once-${db.engine}`;
+    const cap = 3;
+    const capped = dynamoSearchLogStore(db.table, { eventsPerRequest: cap });
+    await searched(T, 'cached', 'shared page', T0 + 10);
+    const clicks = Array.from({ length: 12 }, (_, k) => event(1 + k, 'cached', T0 + 20));
+    const counted = await Promise.all(clicks.map((c) => attributeSearchEvents(capped, T, [c])));
+    expect(counted.reduce((a, b) => a + b, 0)).toBe(cap);
+    expect(await countsOf(T, 'shared page')).toMatchObject({ searches: 1, events: { click: cap }, searches_with: { click: 1 } });
+  });
 });
 
 describe('an event whose counters could not be added', () => {
