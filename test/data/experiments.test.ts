@@ -474,3 +474,16 @@ describe('events attributed to one request', () => {
     expect(await store.attribute('cap', (await store.exposure('cap', 'next'))!, { id: 500, type: 'click', created: now })).toBe(true);
   });
 });
+
+describe("a user's first conversion from requests converting at once", () => {
+  it("counts the user once, however many of the user's requests convert at once (ops.ts countEventOnce: the user's write holds the conversion absent)", async () => {
+    const store = dynamoExposureStore(db.table);
+    const now = Math.floor(Date.now() / 1000);
+    const ids = Array.from({ length: 8 }, (_, k) => `conv-${k}`);
+    for (const requestId of ids) await store.recordExposure('uc', { requestId, experimentId: 4, variant: 0, userId: 'u', servedAt: now, windowSeconds: 600 });
+    const exposures = await Promise.all(ids.map((id) => store.exposure('uc', id).then((r) => r as ExposureRecord)));
+    const counted = await Promise.all(exposures.map((x, k) => store.attribute('uc', x, { id: 100 + k, type: 'purchase', created: now + 1 })));
+    expect(counted.every((c) => c)).toBe(true);
+    expect((await store.totals('uc', 4)).get(0)).toMatchObject({ users: 1, events: { purchase: 8 }, requestsWith: { purchase: 8 }, usersWith: { purchase: 1 } });
+  });
+});
