@@ -1105,7 +1105,10 @@ describe('a search waits for a long read of the changes since the build at most 
     const calls = { reads: 0 };
     const page = gate();
     const deps = { items: slowPage(items, 2, page.opened, calls), events, blobs, embedder };
-    const first = await page.notWaitedFor(waitingAtMost(50, () => inPagesOf(2, [], () => pagedView(deps, T, undefined))));
+    // It waits for the read at most 2 s (SEARCH_READ_WAIT_MS): long enough for the first page on a
+    // loaded machine (at 50 ms it was not, once in CI, and the search then had nothing applied),
+    // and the second page, held by the gate, never comes within it.
+    const first = await page.notWaitedFor(waitingAtMost(2000, () => inPagesOf(2, [], () => pagedView(deps, T, undefined))));
     expect(first.behind).toBe(true);
     expect(first.delta.docs.map((d) => d.name)).toEqual(['Trail shoe', 'Camp stove']);
     page.open();
