@@ -5,7 +5,7 @@
 import { createServer, type Server } from 'node:http';
 import { inspect } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ApiError, CoreClient, Paginator, PlatformClient, type FetchLike } from '../../packages/client/src/index.ts';
+import { ApiError, CoreClient, Paginator, PlatformClient, retryAfterMs, type FetchLike } from '../../packages/client/src/index.ts';
 import { KEY_IN_USE_MESSAGE } from '../../shared/http/idempotency.ts';
 
 const TOKEN = () => Response.json({ access_token: 't', token_type: 'Bearer', expires_in: 3600 });
@@ -237,5 +237,18 @@ describe("API Gateway's own answers", () => {
     expect([e.status, e.type, e.code, e.message]).toEqual([429, 'rate_limit_error', 'http_429', 'Too Many Requests']);
     const core = ApiError.from(new Response(null, { status: 500 }), { message: 'Internal Server Error' }, 'core');
     expect([core.type, core.message]).toEqual(['api_error', 'Internal Server Error']);
+  });
+});
+
+describe('Retry-After', () => {
+  it('is whole seconds or an HTTP date; anything else is unreadable (the client backs off as without one), never a date long past', () => {
+    const now = Date.parse('Tue, 08 Dec 2026 04:00:00 GMT');
+    expect(retryAfterMs('3', now)).toBe(3000);
+    expect(retryAfterMs('Tue, 08 Dec 2026 04:00:02 GMT', now)).toBe(2000);
+    expect(retryAfterMs('Tue, 08 Dec 2026 03:59:00 GMT', now)).toBe(0);
+    // Date.parse reads these as dates (2001, 1970): a wait of 0 where the server asked for one.
+    for (const h of ['1.5', '-1', '2 ', ' 12.0']) expect(retryAfterMs(h, now), h).toBe(h.trim() === '2' ? 2000 : undefined);
+    expect(retryAfterMs(null, now)).toBeUndefined();
+    expect(retryAfterMs('soon', now)).toBeUndefined();
   });
 });

@@ -71,10 +71,15 @@ export const sleep = (ms: number, signal?: AbortSignal | null): Promise<void> =>
     signal?.addEventListener('abort', onAbort, { once: true });
   });
 
-/** `Retry-After` as milliseconds: whole seconds or an HTTP date; undefined when absent or unreadable. */
+/**
+ * `Retry-After` as milliseconds: whole seconds or an HTTP date; undefined when absent or unreadable.
+ * An HTTP date names its day and month in letters; a value without any (`1.5`, `-1`) is neither
+ * form, where Date.parse reads "1.5" as a date in 2001 (no wait at all: until 2026-12-08).
+ */
 export function retryAfterMs(h: string | null, now = Date.now()): number | undefined {
   if (h === null || h.trim() === '') return undefined;
   if (/^\d+$/.test(h.trim())) return Number(h.trim()) * 1000;
+  if (!/[a-z]/i.test(h)) return undefined;
   const at = Date.parse(h);
   return Number.isNaN(at) ? undefined : Math.max(0, at - now);
 }
