@@ -310,16 +310,13 @@ export function dynamoEventStore(t: TableRef): EventStore {
       // pass, and again at each pass while the bound was 0 (the user's events up to it gone).
       const input: QueryInput = refine(byUser.query({ tenant, user_id: userId }), { project: ['id', 'created', 'idempotency_key'] });
       let through = 0;
-      let start: Row | undefined;
-      do {
-        const page = await queryPage(t, { ...input, Limit: 1000, ...(start ? { ExclusiveStartKey: start } : {}) });
-        for (const row of page.items) {
+      await forEachPartitionPage(t, input, (rows) => {
+        for (const row of rows) {
           const created = Number(row.created);
-          if (created > at + IN_FLIGHT_SECONDS && row.idempotency_key === undefined) return through;
+          if (created > at + IN_FLIGHT_SECONDS && row.idempotency_key === undefined) return false;
           if (created <= at) through = Math.max(through, Number(row.id));
         }
-        start = page.lastKey;
-      } while (start);
+      });
       return through;
     },
 
