@@ -286,6 +286,13 @@ export const storableNumber = (field: string, use = 'use 0 or a magnitude from 1
   z.number({ error: kindOf(field, 'a number') }).check(documentStorable(z.refine((n) => unstorable(n) === undefined, `${field} cannot be stored: ${use}`)));
 
 /**
+ * What the document says of a storable number past what zod's checks state (JSON Schema has no
+ * words for the magnitudes refused): its greatest (2^53 - 1) and the rule in words. A schema
+ * whose own range is narrower does without; one unbounded below adds its least itself.
+ */
+export const STORABLE_RANGE_DOC = { maximum: Number.MAX_SAFE_INTEGER, description: '0, or a magnitude from 1e-130 to 9007199254740991 (what can be stored).' };
+
+/**
  * `unstorable` of an object's properties (the object at `depth`), each problem named by the
  * property that holds it, as `jsonValue` names a number out of range (`metadata.price`, `3.n`):
  * a key DynamoDB cannot take is named itself. Properties in `skip` are left to their own checks.

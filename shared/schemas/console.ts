@@ -1,5 +1,20 @@
 import * as z from 'zod/mini';
-import { between, displayName, intBetween, intOf, intParam, kindOf, missingOr, ONE_LINE_DOC, plainInt, numericId, oneLineOnly, recordDescription, storableNumber } from './common.ts'; // and English messages for zod/mini
+import {
+  between,
+  displayName,
+  intBetween,
+  intOf,
+  intParam,
+  kindOf,
+  missingOr,
+  ONE_LINE_DOC,
+  plainInt,
+  numericId,
+  oneLineOnly,
+  recordDescription,
+  STORABLE_RANGE_DOC,
+  storableNumber,
+} from './common.ts'; // and English messages for zod/mini
 import { documentAs, documentChecks } from './doc.ts';
 import { NotFound } from '../domain/errors.ts';
 import { EVENT_TYPE_PATTERN, RESERVED_EVENT_FIELDS } from './events.ts';
@@ -40,11 +55,7 @@ export const jobPageQuery = z.strictObject({
 export const contextBody = z.strictObject({ name, description: z._default(z.optional(recordDescription), '') });
 
 /** A threshold: storableNumber's bound documented (until 2026-12-08 the document took any number from 0, 1e20 included, which is 400). */
-const threshold = (field: string) =>
-  documentChecks(storableNumber(field).check(z.gte(0, `${field} must not be negative`)), {
-    maximum: Number.MAX_SAFE_INTEGER,
-    description: '0, or a magnitude from 1e-130 to 9007199254740991 (what can be stored).',
-  });
+const threshold = (field: string) => documentChecks(storableNumber(field).check(z.gte(0, `${field} must not be negative`)), STORABLE_RANGE_DOC);
 const thresholds = z.strictObject({
   per_signal_min: threshold('per_signal_min'),
   total_min: threshold('total_min'),

@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { between, displayName, intBetween, intOf, kindOf, limitParam, missingOr, numericId, POSITIVE_INT_PATTERN, recordDescription, storableNumber } from './common.ts';
+import { between, displayName, intBetween, intOf, kindOf, limitParam, missingOr, numericId, POSITIVE_INT_PATTERN, recordDescription, STORABLE_RANGE_DOC, storableNumber } from './common.ts';
 import { documentAs, documentChecks, named } from './doc.ts';
 import { NotFound } from '../domain/errors.ts';
 import type { SegmentDefinition } from '../control/types.ts';
@@ -25,11 +25,7 @@ const atLeastOne = z.refine<object>((b) => Object.keys(b).length > 0, 'Supply at
 /** `category`, `name`, `created`, or `metadata.<key>` up to 8 keys deep. */
 export const CONDITION_FIELD = /^(category|name|created|metadata(\.[A-Za-z0-9_-]{1,64}){1,8})$/;
 // A number's bounds documented (until 2026-12-08 the document took any number, 1e20 included, which is 400).
-const scalarNumber = documentChecks(storableNumber('value'), {
-  minimum: -Number.MAX_SAFE_INTEGER,
-  maximum: Number.MAX_SAFE_INTEGER,
-  description: '0, or a magnitude from 1e-130 to 9007199254740991 (what can be stored).',
-});
+const scalarNumber = documentChecks(storableNumber('value'), { minimum: -Number.MAX_SAFE_INTEGER, ...STORABLE_RANGE_DOC });
 const scalar = z.union([z.string().check(z.maxLength(1000, 'a value must be at most 1000 characters')), scalarNumber, z.boolean()], { error: 'value must be a string, number or boolean' });
 
 const condition = z
