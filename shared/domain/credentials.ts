@@ -116,15 +116,23 @@ export async function createTenant(store: CredentialStore, tenant: string, name 
  */
 export const NEW_ID_TRIES = 5;
 
-/** Whether `e` (a credential's write refused) is its id taken, with tries left: else it is thrown (past the tries, as a fault of the service: 500). */
-function tookNewId(e: unknown, code: 'client_exists' | 'api_key_exists', attempt: number): boolean {
-  if (!(e instanceof Conflict && e.code === code)) return false;
-  if (attempt < NEW_ID_TRIES) return true;
-  throw new Error(`${NEW_ID_TRIES} random ids in a row were taken (${code}): the id generator is not random`, { cause: e });
+/**
+ * `attempt` (which makes a new random id and writes under it) until its write is not refused for
+ * the id taken (`code`): at most NEW_ID_TRIES times, then thrown as a fault of the service (500).
+ */
+async function underFreshId<T>(code: 'client_exists' | 'api_key_exists', attempt: () => Promise<T>): Promise<T> {
+  for (let n = 1; ; n++) {
+    try {
+      return await attempt();
+    } catch (e) {
+      if (!(e instanceof Conflict && e.code === code)) throw e;
+      if (n >= NEW_ID_TRIES) throw new Error(`${NEW_ID_TRIES} random ids in a row were taken (${code}): the id generator is not random`, { cause: e });
+    }
+  }
 }
 
 export async function createClient(store: CredentialStore, tenant: string, body: CreateClientBody, provisioner = localProvisioner, actor?: string) {
-  for (let attempt = 1; ; attempt++) {
+  return underFreshId('client_exists', async () => {
     const { clientId, clientSecret } = await provisioner.provision(body.name, body.scopes);
     const rec: ClientRecord = {
       client_id: clientId,
@@ -136,16 +144,16 @@ export async function createClient(store: CredentialStore, tenant: string, body:
     };
     try {
       await store.putClient(rec, await credentialEntry(store, tenant, actor, 'create', `clients/${clientId}`, clientView(rec)));
-      return { ...clientView(rec), client_secret: clientSecret };
     } catch (e) {
       // No mapping record, no client: an app client nobody can use must not linger in Cognito. If
       // it cannot be removed either, say which, for an operator to delete (the request fails anyway).
       await provisioner
         .deprovision(clientId)
         .catch((cause: unknown) => logger.error('an app client whose record could not be stored was not removed either', { client_id: clientId, cause: String(cause) }));
-      if (!tookNewId(e, 'client_exists', attempt)) throw e;
+      throw e;
     }
-  }
+    return { ...clientView(rec), client_secret: clientSecret };
+  });
 }
 
 export async function listClients(store: CredentialStore, tenant: string, q: PlatformListQuery) {
@@ -168,7 +176,7 @@ export async function deleteClient(store: CredentialStore, tenant: string, clien
 }
 
 export async function createApiKey(store: CredentialStore, tenant: string, body: CreateApiKeyBody, actor?: string) {
-  for (let attempt = 1; ; attempt++) {
+  return underFreshId('api_key_exists', async () => {
     const { prefix, key } = newApiKey();
     const rec: ApiKeyRecord = {
       id: prefix,
@@ -179,13 +187,9 @@ export async function createApiKey(store: CredentialStore, tenant: string, body:
       key_hash: sha256Hex(key),
       created: nowSeconds(),
     };
-    try {
-      await store.putApiKey(rec, await credentialEntry(store, tenant, actor, 'create', `api-keys/${rec.id}`, apiKeyView(rec)));
-      return { ...apiKeyView(rec), key };
-    } catch (e) {
-      if (!tookNewId(e, 'api_key_exists', attempt)) throw e;
-    }
-  }
+    await store.putApiKey(rec, await credentialEntry(store, tenant, actor, 'create', `api-keys/${rec.id}`, apiKeyView(rec)));
+    return { ...apiKeyView(rec), key };
+  });
 }
 
 export async function listApiKeys(store: CredentialStore, tenant: string, q: PlatformListQuery) {
