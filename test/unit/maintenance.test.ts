@@ -175,6 +175,33 @@ function memoryCursor(): MaintenanceDeps['cursor'] {
   };
 }
 
+/**
+ * Tenants a and b whose due erasure sweeps are `pending`'s (ended erasures; a row leaves it once
+ * swept), the events store's `eraseUser` the one given.
+ */
+function tenantsSweeping(
+  pending: Record<string, { user_id: string; due_at: number; events_through: number }[]>,
+  now: number,
+  eraseUser: (tenant: string, user: string) => Promise<{ deleted: number; through: number }>,
+): MaintenanceDeps {
+  const deps = idleTenants({
+    tenants: ['a', 'b'],
+    console: {
+      erasureSweeps: async (tenant: string) => [...(pending[tenant] ?? [])],
+      erasedUser: async () => ({ completed_at: now - 61 }),
+      removeErasureSweep: async (tenant: string, sweep: { user_id: string }) => {
+        const rows = pending[tenant] ?? [];
+        rows.splice(
+          rows.findIndex((p) => p.user_id === sweep.user_id),
+          1,
+        );
+      },
+    },
+  });
+  (deps.stores as unknown as { events: object }).events = { eraseUser };
+  return deps;
+}
+
 function idleTenants(parts: { console?: object; searchLog?: MaintenanceDeps['searchLog']; segmentEvents?: MaintenanceDeps['segmentEvents']; tenants?: string[] }): MaintenanceDeps {
   const stores = {
     events: {},
@@ -423,28 +450,12 @@ describe('the maintenance pass: segment size estimates and search folds across t
         b: [{ user_id: 'v1', due_at: NOW - 1, events_through: 9 }],
       };
       const swept: string[] = [];
-      const deps = idleTenants({
-        tenants: ['a', 'b'],
-        console: {
-          erasureSweeps: async (tenant: string) => [...(pending[tenant] ?? [])],
-          erasedUser: async () => ({ completed_at: NOW - 61 }),
-          removeErasureSweep: async (tenant: string, sweep: { user_id: string }) => {
-            const rows = pending[tenant] ?? [];
-            rows.splice(
-              rows.findIndex((p) => p.user_id === sweep.user_id),
-              1,
-            );
-          },
-        },
-      });
       // Each of a's sweeps takes 15 s (users with many events); b's takes no time.
-      (deps.stores as unknown as { events: object }).events = {
-        eraseUser: async (tenant: string, user: string) => {
-          swept.push(`${tenant}/${user}`);
-          if (tenant === 'a') clock += 15_000;
-          return { deleted: 1, through: 9 };
-        },
-      };
+      const deps = tenantsSweeping(pending, NOW, async (tenant, user) => {
+        swept.push(`${tenant}/${user}`);
+        if (tenant === 'a') clock += 15_000;
+        return { deleted: 1, through: 9 };
+      });
       const result = await maintenancePass(deps, NOW);
       expect(result.deferred).toEqual([]);
       // a's half of the 40 s (two sweeps), b's, then a's third with the time b left.
@@ -469,29 +480,13 @@ describe('the maintenance pass: segment size estimates and search folds across t
         b: [{ user_id: 'v1', due_at: NOW - 1, events_through: 9 }],
       };
       const swept: string[] = [];
-      const deps = idleTenants({
-        tenants: ['a', 'b'],
-        console: {
-          erasureSweeps: async (tenant: string) => [...(pending[tenant] ?? [])],
-          erasedUser: async () => ({ completed_at: NOW - 61 }),
-          removeErasureSweep: async (tenant: string, sweep: { user_id: string }) => {
-            const rows = pending[tenant] ?? [];
-            rows.splice(
-              rows.findIndex((p) => p.user_id === sweep.user_id),
-              1,
-            );
-          },
-        },
-      });
       // a's u1 fails at once (its row stays due); its others take 15 s each; b's takes no time.
-      (deps.stores as unknown as { events: object }).events = {
-        eraseUser: async (tenant: string, user: string) => {
-          swept.push(`${tenant}/${user}`);
-          if (user === 'u1') throw new Error('artifact unreadable');
-          if (tenant === 'a') clock += 15_000;
-          return { deleted: 1, through: 9 };
-        },
-      };
+      const deps = tenantsSweeping(pending, NOW, async (tenant, user) => {
+        swept.push(`${tenant}/${user}`);
+        if (user === 'u1') throw new Error('artifact unreadable');
+        if (tenant === 'a') clock += 15_000;
+        return { deleted: 1, through: 9 };
+      });
       const result = await maintenancePass(deps, NOW);
       expect(result.deferred).toEqual([]);
       // a's half of the 40 s (u1 failed, u2, u3), b's, then a's u4 with the time b left: u1 not again.
